@@ -1,0 +1,1 @@
+"""Operation declarations shared by spaces and vector utilities (no space imports at module level)."""

@@ -1,0 +1,197 @@
+"""Declarations of the batching family: ``batch_space``, ``batch_differing_spaces``, ``concatenate``,
+``iterate`` and ``create_empty_array``.
+
+They live outside ``vecspaces.vector`` because Sequence and Graph need them to sample and check their values,
+and ``vecspaces.spaces`` must not import ``vecspaces.vector``. ``vecspaces.vector.utils`` re-exports them.
+
+Each is a ``functools.singledispatch`` function on the type of its first argument; implementations live in
+``vecspaces._kernels.<space>``.
+
+Custom spaces (a space type with no registered implementation) follow one rule for the whole family: their
+values are opaque Python objects. ``batch_space`` gives a ``Tuple`` of independently seeded copies,
+``batch_differing_spaces`` a ``Tuple`` of copies, ``concatenate`` a tuple of the items, ``create_empty_array``
+a tuple of ``None`` and ``iterate`` walks such a tuple. Operations that need a numeric layout (the flatten
+family, shared memory) raise :class:`~vecspaces.error.CustomSpaceError` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from functools import singledispatch
+from typing import Any
+
+import numpy as np
+
+from vecspaces._ops.flatten import no_kernel
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces.space import Space
+
+__all__ = ["batch_differing_spaces", "batch_space", "concatenate", "create_empty_array", "iterate"]
+
+
+@singledispatch
+def batch_space(space: Space[Any], n: int = 1) -> Space[Any]:
+    """Return the space of a batch of ``n`` values of ``space``.
+
+    Array-like spaces stack along a new first axis (``Discrete`` becomes ``MultiDiscrete``, ``MultiDiscrete``
+    and ``MultiBinary`` become ``Box``); Dict and Tuple batch each child; Text, Sequence, Graph, OneOf and
+    custom spaces become a ``Tuple`` of ``n`` independently seeded copies. The batched space's generator
+    starts in the same state as ``space``'s but is a separate object, so sampling one never advances the other.
+
+    Args:
+        space: the space of one value.
+        n: the number of values in the batch.
+
+    Returns:
+        The batched space.
+
+    Example:
+        >>> from vecspaces.spaces import Box, Discrete
+        >>> batch_space(Box(0, 1, (2,)), n=3)
+        Box(0.0, 1.0, (3, 2), float32)
+        >>> batch_space(Discrete(5), n=3)
+        MultiDiscrete([5 5 5])
+    """
+    from vecspaces.spaces.tuple import Tuple
+
+    if not isinstance(space, Space):
+        raise no_kernel("batch_space", space)
+    return tuple_of_copies(Tuple, space, n)
+
+
+@singledispatch
+def batch_differing_spaces(spaces: Sequence[Space[Any]]) -> Space[Any]:
+    """Return the space of a batch whose ``i``-th value comes from ``spaces[i]``.
+
+    The spaces must be of one kind, shape and dtype, but may differ in bounds (``Box.low``, ``Discrete.n``...).
+
+    Args:
+        spaces: one space per batch entry.
+
+    Returns:
+        The batched space.
+
+    Raises:
+        InvalidValueError: ``spaces`` is empty or the spaces differ in kind, shape or dtype.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> batch_differing_spaces([Discrete(2), Discrete(3, start=1)])
+        MultiDiscrete([2 3], start=[0 1])
+    """
+    from vecspaces.spaces.tuple import Tuple
+
+    spaces = list(spaces)
+    if not spaces:
+        raise InvalidValueError(
+            message("batch_differing_spaces needs spaces", expected="a non-empty list of spaces", got="[]")
+        )
+    first = spaces[0]
+    if not isinstance(first, Space):
+        raise no_kernel("batch_differing_spaces", first)
+    for index, space in enumerate(spaces):
+        if not isinstance(space, type(first)):
+            raise InvalidTypeError(
+                message(
+                    "batch_differing_spaces needs spaces of one kind",
+                    expected=f"instances of {type(first).__name__}",
+                    got=show(space),
+                    at=f"spaces[{index}]",
+                )
+            )
+    # The list is not what the kernels dispatch on: its first space is.
+    kernel = batch_differing_spaces.dispatch(type(first))
+    if kernel is batch_differing_spaces.registry[object]:
+        return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(first.np_random))
+    return kernel(spaces)
+
+
+@singledispatch
+def concatenate(space: Space[Any], items: Iterable[Any], out: Any) -> Any:
+    """Gather per-env values of ``space`` into one batched value, writing into ``out`` where it is an array.
+
+    Args:
+        space: the space of one value (not the batched space).
+        items: one value per batch entry.
+        out: a container made by :func:`create_empty_array`; array leaves are filled in place.
+
+    Returns:
+        The batched value: ``out`` for array spaces, a new dict or tuple for composites, a tuple otherwise.
+
+    Example:
+        >>> from vecspaces.spaces import Box
+        >>> space = Box(0, 1, (2,))
+        >>> concatenate(space, [np.zeros(2, np.float32), np.ones(2, np.float32)], create_empty_array(space, 2))
+        array([[0., 0.],
+               [1., 1.]], dtype=float32)
+    """
+    if not isinstance(space, Space):
+        raise no_kernel("concatenate", space)
+    return tuple(items)
+
+
+@singledispatch
+def iterate(space: Space[Any], items: Any) -> Iterator[Any]:
+    """Iterate over the per-env values of a batched value of the *batched* space ``space``.
+
+    Args:
+        space: a batched space, as returned by :func:`batch_space`.
+        items: a value of ``space``.
+
+    Returns:
+        An iterator over the per-env values.
+
+    Example:
+        >>> from vecspaces.spaces import Box
+        >>> batched = batch_space(Box(0, 1, (2,)), n=2)
+        >>> [row.tolist() for row in iterate(batched, np.array([[0, 1], [1, 0]], np.float32))]
+        [[0.0, 1.0], [1.0, 0.0]]
+    """
+    raise no_kernel("iterate", space)
+
+
+@singledispatch
+def create_empty_array(
+    space: Space[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
+) -> Any:
+    """Create a container for a batch of ``n`` values of ``space``, to be filled by :func:`concatenate`.
+
+    Args:
+        space: the space of one value.
+        n: the number of values in the batch.
+        fn: the array factory, called as ``fn(shape, dtype=dtype)``, e.g. ``np.zeros`` or ``np.empty``.
+
+    Returns:
+        Arrays of shape ``(n, *space.shape)`` for array spaces, the same structure for Dict and Tuple, and a
+        tuple of ``n`` placeholder values for the other spaces.
+
+    Example:
+        >>> from vecspaces.spaces import Box, Dict, Discrete
+        >>> create_empty_array(Dict(a=Box(0, 1, (2,)), b=Discrete(3)), n=2)
+        {'a': array([[0., 0.],
+               [0., 0.]], dtype=float32), 'b': array([0, 0])}
+    """
+    if not isinstance(space, Space):
+        raise no_kernel("create_empty_array", space)
+    return tuple(None for _ in range(n))
+
+
+def check_batch_size(operation: str, n: object) -> int:
+    """Check that ``n`` is a positive integer batch size and return it as an int."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InvalidValueError(message(f"{operation} batch size is invalid", expected="an int >= 1", got=show(n)))
+    return int(n)
+
+
+def tuple_of_copies(tuple_type: type[Space[Any]], space: Space[Any], n: int) -> Space[Any]:
+    """Batch ``space`` as a Tuple of ``n`` copies, each with its own seed drawn from ``space``'s generator.
+
+    The draw uses a copy of the generator, so ``space`` itself is not advanced.
+    """
+    n = check_batch_size("batch_space", n)
+    rng = deepcopy(space.np_random)
+    batched = tuple_type([deepcopy(space) for _ in range(n)], seed=deepcopy(space.np_random))
+    for copy, seed in zip(batched, rng.integers(0, 2**63 - 1, size=n), strict=True):  # type: ignore[attr-defined]
+        copy.seed(int(seed))
+    return batched

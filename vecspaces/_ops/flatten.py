@@ -1,0 +1,177 @@
+"""Declarations of the flatten family: ``flatdim``, ``flatten_space``, ``flatten``, ``unflatten`` and
+``is_space_dtype_shape_equiv``.
+
+Each is a ``functools.singledispatch`` function on the type of its first argument. The implementations live
+with the other operations of the same space, in ``vecspaces._kernels.<space>``; a user adds a custom space
+with ``flatten.register(MySpace)`` exactly as with Gymnasium. A space with no implementation raises
+:class:`~vecspaces.error.CustomSpaceError` naming the operation and how to register one.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
+from vecspaces.spaces.space import Space
+
+__all__ = ["flatdim", "flatten", "flatten_space", "is_space_dtype_shape_equiv", "no_kernel", "unflatten"]
+
+
+def no_kernel(operation: str, space: object) -> Exception:
+    """Return the error for calling ``operation`` on ``space`` when no kernel is registered for its type.
+
+    A non-space argument gets an :class:`InvalidTypeError`; a space of an unknown kind gets a
+    :class:`CustomSpaceError` that says how to register an implementation.
+    """
+    if not isinstance(space, Space):
+        return InvalidTypeError(
+            message(f"{operation} was given a non-space", expected="a vecspaces Space", got=show(space))
+        )
+    kind = f"{type(space).__module__}.{type(space).__qualname__}"
+    return CustomSpaceError(
+        message(
+            f"{operation} has no implementation for this kind of space",
+            expected="a space with a registered implementation",
+            got=f"{space!r} of type {kind}",
+            fix=f"register one with @{operation}.register({type(space).__name__})",
+        )
+    )
+
+
+@singledispatch
+def flatdim(space: Space[Any]) -> int:
+    """Return the length of the flat vector that :func:`flatten` makes from a value of ``space``.
+
+    Args:
+        space: a space whose values flatten to one fixed-size vector (``space.is_np_flattenable``).
+
+    Returns:
+        The number of entries of the flattened vector.
+
+    Raises:
+        NotFlattenableError: the space contains a Sequence or a Graph, so its flat size is not fixed.
+        CustomSpaceError: no implementation is registered for the space's type.
+
+    Example:
+        >>> from vecspaces.spaces import Box, Discrete, Dict
+        >>> flatdim(Dict(position=Box(-1, 1, (3,)), gear=Discrete(5)))
+        8
+    """
+    raise no_kernel("flatdim", space)
+
+
+@singledispatch
+def flatten_space(space: Space[Any]) -> Space[Any]:
+    """Return the space that contains the flattened values of ``space``.
+
+    For a flattenable space this is a 1-D ``Box`` of length ``flatdim(space)``. Sequence and Graph keep their
+    structure with flattened parts, and so do the Dict and Tuple spaces that contain them.
+
+    Args:
+        space: the space to flatten.
+
+    Returns:
+        A space such that ``flatten(space, x) in flatten_space(space)`` for every ``x`` in ``space``.
+
+    Raises:
+        CustomSpaceError: no implementation is registered for the space's type.
+
+    Example:
+        >>> from vecspaces.spaces import Box, Discrete, Tuple
+        >>> flatten_space(Tuple((Discrete(2), Box(0, 1, (2,)))))
+        Box(0.0, 1.0, (4,), float32)
+    """
+    raise no_kernel("flatten_space", space)
+
+
+@singledispatch
+def flatten(space: Space[Any], x: Any) -> Any:
+    """Flatten a value of ``space``.
+
+    Discrete values become one-hot vectors, Text becomes padded character indices, composites are
+    concatenated in their space's order; see the module docstring of each kernel for its layout.
+
+    Args:
+        space: the space ``x`` belongs to.
+        x: the value to flatten.
+
+    Returns:
+        A 1-D array for flattenable spaces; a structure of flattened parts for Sequence and Graph.
+
+    Raises:
+        CustomSpaceError: no implementation is registered for the space's type.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> flatten(Discrete(4, start=1), 2)
+        array([0, 1, 0, 0])
+    """
+    raise no_kernel("flatten", space)
+
+
+@singledispatch
+def unflatten(space: Space[Any], x: Any) -> Any:
+    """Turn a value made by :func:`flatten` back into a value of ``space``.
+
+    Only the outputs of ``flatten`` are accepted: a sample of ``flatten_space(space)`` is in general not a
+    valid flattened value (for example it is not one-hot), and gives a ``ValueError``.
+
+    Args:
+        space: the space the value was flattened from.
+        x: the flattened value.
+
+    Returns:
+        The value of ``space``.
+
+    Raises:
+        CustomSpaceError: no implementation is registered for the space's type.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> space = Discrete(4, start=1)
+        >>> unflatten(space, flatten(space, 3))
+        np.int64(3)
+    """
+    raise no_kernel("unflatten", space)
+
+
+@singledispatch
+def is_space_dtype_shape_equiv(space_1: Space[Any], space_2: Space[Any]) -> bool:
+    """Return whether two spaces are of the same kind, shape and dtype, so their values batch together.
+
+    Bounds may differ (two Boxes with different ``low``), but not the layout of the values.
+
+    Args:
+        space_1: a space.
+        space_2: another space.
+
+    Returns:
+        True when values of both spaces can be stored in one batch.
+
+    Raises:
+        CustomSpaceError: no implementation is registered for ``space_1``'s type.
+
+    Example:
+        >>> from vecspaces.spaces import Box
+        >>> is_space_dtype_shape_equiv(Box(0, 1, (2,)), Box(-5, 5, (2,)))
+        True
+    """
+    raise no_kernel("is_space_dtype_shape_equiv", space_1)
+
+
+def flat_dtype(dtypes: list[np.dtype[Any]]) -> np.dtype[Any]:
+    """The dtype of a concatenation of flattened parts: numpy's result type of the parts' dtypes."""
+    return np.result_type(*dtypes)
+
+
+def as_flat_array(x: Any, what: str) -> npt.NDArray[Any]:
+    """Check that ``x`` is a 1-D numpy array, as ``unflatten`` of a flattenable space requires."""
+    if not isinstance(x, np.ndarray) or x.ndim != 1:
+        raise InvalidTypeError(
+            message(f"unflatten of {what} needs a flat array", expected="a 1-D numpy array", got=show(x))
+        )
+    return x

@@ -1,0 +1,7 @@
+"""Placeholder: being written."""
+
+from vecspaces.spaces.space import Space
+
+
+class Text(Space):  # type: ignore[type-arg]
+    """Placeholder."""
