@@ -1,0 +1,41 @@
+"""Assertions shared by the test modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def assert_same_value(a: Any, b: Any, path: str = "x") -> None:
+    """Assert that two space values are equal in structure, type, dtype and content.
+
+    Arrays must match in dtype, shape and values (NaN equal to NaN); numpy scalars in dtype and value;
+    tuples, lists, dicts (keys in order) and GraphInstances recursively.
+    """
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), f"{path}: {type(a)} vs {type(b)}"
+        assert a.dtype == b.dtype, f"{path}: dtype {a.dtype} vs {b.dtype}"
+        assert a.shape == b.shape, f"{path}: shape {a.shape} vs {b.shape}"
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f"{path}: {a} vs {b}"
+    elif isinstance(a, np.generic) or isinstance(b, np.generic):
+        assert type(a) is type(b), f"{path}: {type(a)} vs {type(b)}"
+        assert a == b, f"{path}: {a!r} vs {b!r}"
+    elif isinstance(a, dict):
+        assert isinstance(b, dict), f"{path}: {type(a)} vs {type(b)}"
+        assert list(a) == list(b), f"{path}: keys {list(a)} vs {list(b)}"
+        for key in a:
+            assert_same_value(a[key], b[key], f"{path}[{key!r}]")
+    elif isinstance(a, (tuple, list)):
+        assert type(a) is type(b), f"{path}: {type(a)} vs {type(b)}"
+        assert len(a) == len(b), f"{path}: length {len(a)} vs {len(b)}"
+        for index, (item_a, item_b) in enumerate(zip(a, b)):
+            assert_same_value(item_a, item_b, f"{path}[{index}]")
+    else:
+        assert type(a) is type(b), f"{path}: {type(a)} vs {type(b)}"
+        assert a == b, f"{path}: {a!r} vs {b!r}"
+
+
+def same_rng_state(a: np.random.Generator, b: np.random.Generator) -> bool:
+    """Whether two generators would produce the same stream."""
+    return a.bit_generator.state == b.bit_generator.state
