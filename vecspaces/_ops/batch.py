@@ -180,7 +180,9 @@ def create_empty_array(
 def check_batch_size(operation: str, n: object) -> int:
     """Check that ``n`` is a positive integer batch size and return it as an int."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InvalidValueError(message(f"{operation} batch size is invalid", expected="an int >= 1", got=show(n)))
+        raise InvalidValueError(
+            message(f"{operation} batch size is invalid", expected="an int >= 1", got=show(n))
+        )
     return int(n)
 
 

@@ -5,5 +5,8 @@ from vecspaces.spaces.space import Space
 
 class Graph(Space):  # type: ignore[type-arg]
     """Placeholder."""
+
+
 from vecspaces.spaces.space import Space
+
 GraphInstance = None
