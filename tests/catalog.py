@@ -1,0 +1,187 @@
+"""The one catalog of test spaces: every kind, every Box dtype, odd bounds and starts, nested composites.
+
+Entries are factories, so every test gets fresh, unseeded spaces. Ids are short and readable; the property
+tests in test_properties.py, the differential tests and the benchmarks all iterate this catalog.
+
+``random_mask`` and ``random_probability`` build a valid mask or probability argument for any catalog space.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from vecspaces.spaces import (
+    Box,
+    Dict,
+    Discrete,
+    Graph,
+    MultiBinary,
+    MultiDiscrete,
+    OneOf,
+    Sequence,
+    Space,
+    Text,
+    Tuple,
+)
+
+inf = np.inf
+
+FUNDAMENTAL: dict[str, Callable[[], Space[Any]]] = {
+    # Box: every dtype, bounded, half-bounded and unbounded dimensions.
+    "box_f32": lambda: Box(0.0, 1.0, (3,), np.float32),
+    "box_f64_2d": lambda: Box(-2.5, 3.5, (2, 3), np.float64),
+    "box_f16": lambda: Box(-1.0, 1.0, (4,), np.float16),
+    "box_scalar": lambda: Box(-1.0, 1.0, (), np.float32),
+    "box_bool": lambda: Box(0, 1, (3,), np.bool_),
+    "box_int8_full": lambda: Box(-128, 127, (2,), np.int8),
+    "box_uint8_image": lambda: Box(0, 255, (4, 4, 3), np.uint8),
+    "box_int16": lambda: Box(-300, 300, (2,), np.int16),
+    "box_uint32": lambda: Box(0, 4_000_000_000, (2,), np.uint32),
+    "box_int64": lambda: Box(-10, 10, (3,), np.int64),
+    "box_uint64_big": lambda: Box(0, 2**64 - 1, (2,), np.uint64),
+    "box_unbounded": lambda: Box(-inf, inf, (2,), np.float32),
+    "box_below": lambda: Box(0.0, inf, (2,), np.float64),
+    "box_above": lambda: Box(-inf, 0.0, (2,), np.float32),
+    "box_mixed": lambda: Box(np.array([-inf, 0.0, -1.0]), np.array([inf, inf, 1.0]), dtype=np.float64),
+    "box_int_inf": lambda: Box(-inf, inf, (2,), np.int32),
+    # Discrete: zero, positive and negative start, narrow dtypes.
+    "discrete_2": lambda: Discrete(2),
+    "discrete_1": lambda: Discrete(1),
+    "discrete_start3": lambda: Discrete(5, start=3),
+    "discrete_neg": lambda: Discrete(4, start=-2),
+    "discrete_int32": lambda: Discrete(3, dtype=np.int32),
+    "discrete_uint8": lambda: Discrete(200, start=10, dtype=np.uint8),
+    # MultiBinary and MultiDiscrete.
+    "multibinary_5": lambda: MultiBinary(5),
+    "multibinary_2d": lambda: MultiBinary((2, 3)),
+    "multidiscrete": lambda: MultiDiscrete([2, 3, 4]),
+    "multidiscrete_2d": lambda: MultiDiscrete([[2, 3], [4, 5]]),
+    "multidiscrete_start": lambda: MultiDiscrete([3, 2], start=[-1, 5]),
+    "multidiscrete_int8": lambda: MultiDiscrete([101, 101, 101, 101], dtype=np.int8),
+    # Text: default charset, empty strings allowed, unicode charsets, a set charset (sorted).
+    "text": lambda: Text(5),
+    "text_min0": lambda: Text(8, min_length=0),
+    "text_greek": lambda: Text(4, charset="αβγδ"),
+    "text_unicode": lambda: Text(6, min_length=2, charset="日本語🙂é"),
+    "text_set": lambda: Text(3, charset={"z", "a", "m"}),
+}
+
+COMPOSITE: dict[str, Callable[[], Space[Any]]] = {
+    "tuple": lambda: Tuple((Discrete(2), Box(0.0, 1.0, (2,)))),
+    "tuple_twins": lambda: Tuple((Discrete(5), Discrete(5), Discrete(5))),
+    "tuple_nested": lambda: Tuple(
+        (Tuple((Discrete(3, start=-1), MultiBinary(2))), Box(-1, 1, (2,), np.int8))
+    ),
+    "dict": lambda: Dict(a=Box(0.0, 1.0, (2,)), b=Discrete(3)),
+    "dict_ordered": lambda: Dict(OrderedDict([("z", Discrete(2)), ("a", MultiDiscrete([2, 2]))])),
+    "dict_nested": lambda: Dict(
+        position=Box(-1.0, 1.0, (3,)),
+        inner=Dict(flag=MultiBinary(3), mode=Discrete(4, start=1)),
+        pair=Tuple((Discrete(2), Text(3, charset="ab"))),
+    ),
+    "dict_mixed_dtypes": lambda: Dict(f=Box(0.0, 1.0, (2,), np.float32), i=Box(0, 9, (2,), np.int64)),
+    "sequence": lambda: Sequence(Discrete(3)),
+    "sequence_stack_box": lambda: Sequence(Box(0.0, 1.0, (2,)), stack=True),
+    "sequence_stack_dict": lambda: Sequence(Dict(x=Box(-1.0, 1.0, (2,)), k=Discrete(4)), stack=True),
+    "sequence_of_tuple": lambda: Sequence(Tuple((Discrete(2), Text(2, charset="xy")))),
+    "graph": lambda: Graph(Box(0.0, 1.0, (3,)), Discrete(4)),
+    "graph_no_edges": lambda: Graph(Discrete(5), None),
+    "graph_box_edges": lambda: Graph(Box(-1.0, 1.0, (2,)), Box(0.0, 1.0, (1,))),
+    "oneof": lambda: OneOf((Discrete(2), Box(-1.0, 1.0, (2,)))),
+    "oneof_mixed": lambda: OneOf((MultiDiscrete([2, 3]), Box(0, 5, (4,), np.int16), Text(2, charset="pq"))),
+    "dict_with_variable": lambda: Dict(
+        seq=Sequence(Box(0.0, 1.0, (2,))),
+        graph=Graph(Discrete(3), Discrete(2)),
+        choice=OneOf((Discrete(3), MultiBinary(2))),
+    ),
+    "tuple_of_oneof_sequence": lambda: Tuple((OneOf((Discrete(2), Discrete(3))), Sequence(Discrete(2)))),
+}
+
+CATALOG: dict[str, Callable[[], Space[Any]]] = {**FUNDAMENTAL, **COMPOSITE}
+IDS = list(CATALOG)
+
+
+def make(space_id: str) -> Space[Any]:
+    """A fresh instance of the catalog space ``space_id``."""
+    return CATALOG[space_id]()
+
+
+def is_variable(space: Space[Any]) -> bool:
+    """Whether ``space`` contains a Sequence or Graph anywhere (no fixed-size flat form)."""
+    return not space.is_np_flattenable
+
+
+def random_mask(space: Space[Any], rng: np.random.Generator) -> Any:
+    """A valid, randomly chosen ``mask`` argument for ``space.sample``."""
+    if isinstance(space, Box):
+        return None
+    if isinstance(space, Discrete):
+        return _random_bits(rng, (int(space.n),))
+    if isinstance(space, MultiBinary):
+        return rng.integers(0, 3, size=space.shape, dtype=np.int8)
+    if isinstance(space, MultiDiscrete):
+        return _nested_leaves(space.nvec, lambda n: _random_bits(rng, (int(n),)))
+    if isinstance(space, Text):
+        length = int(rng.integers(space.min_length, space.max_length + 1))
+        return (length, _random_bits(rng, (len(space.character_list),), at_least_one=True))
+    if isinstance(space, Tuple):
+        return tuple(random_mask(child, rng) for child in space)
+    if isinstance(space, Dict):
+        return {key: random_mask(child, rng) for key, child in space.items()}
+    if isinstance(space, Sequence):
+        return (int(rng.integers(0, 4)), random_mask(space.feature_space, rng))
+    if isinstance(space, OneOf):
+        return tuple(random_mask(child, rng) for child in space)
+    if isinstance(space, Graph):
+        return None
+    raise AssertionError(f"no mask rule for {space}")
+
+
+def random_probability(space: Space[Any], rng: np.random.Generator) -> Any:
+    """A valid, randomly chosen ``probability`` argument for ``space.sample``."""
+    if isinstance(space, Box):
+        return None
+    if isinstance(space, Discrete):
+        return _random_distribution(rng, int(space.n))
+    if isinstance(space, MultiBinary):
+        return rng.random(space.shape)
+    if isinstance(space, MultiDiscrete):
+        return _nested_leaves(space.nvec, lambda n: _random_distribution(rng, int(n)))
+    if isinstance(space, Text):
+        length = int(rng.integers(space.min_length, space.max_length + 1))
+        return (length, _random_distribution(rng, len(space.character_list)))
+    if isinstance(space, Tuple):
+        return tuple(random_probability(child, rng) for child in space)
+    if isinstance(space, Dict):
+        return {key: random_probability(child, rng) for key, child in space.items()}
+    if isinstance(space, Sequence):
+        return (int(rng.integers(0, 4)), random_probability(space.feature_space, rng))
+    if isinstance(space, OneOf):
+        return tuple(random_probability(child, rng) for child in space)
+    if isinstance(space, Graph):
+        return None
+    raise AssertionError(f"no probability rule for {space}")
+
+
+def _random_bits(rng: np.random.Generator, shape: tuple[int, ...], at_least_one: bool = False) -> np.ndarray:
+    bits = rng.integers(0, 2, size=shape, dtype=np.int8)
+    if at_least_one and not bits.any():
+        bits[rng.integers(shape[0])] = 1
+    return bits
+
+
+def _random_distribution(rng: np.random.Generator, n: int) -> np.ndarray:
+    weights = rng.random(n) * (rng.random(n) < 0.7)  # some values get probability 0
+    if weights.sum() == 0:
+        weights[rng.integers(n)] = 1.0
+    return weights / weights.sum()
+
+
+def _nested_leaves(nvec: np.ndarray, leaf: Callable[[int], Any]) -> Any:
+    if nvec.ndim == 1:
+        return tuple(leaf(n) for n in nvec)
+    return tuple(_nested_leaves(row, leaf) for row in nvec)
