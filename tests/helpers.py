@@ -29,7 +29,7 @@ def assert_same_value(a: Any, b: Any, path: str = "x") -> None:
     elif isinstance(a, (tuple, list)):
         assert type(a) is type(b), f"{path}: {type(a)} vs {type(b)}"
         assert len(a) == len(b), f"{path}: length {len(a)} vs {len(b)}"
-        for index, (item_a, item_b) in enumerate(zip(a, b)):
+        for index, (item_a, item_b) in enumerate(zip(a, b, strict=True)):
             assert_same_value(item_a, item_b, f"{path}[{index}]")
     else:
         assert type(a) is type(b), f"{path}: {type(a)} vs {type(b)}"

@@ -13,8 +13,18 @@ import pytest
 
 from tests.catalog import IDS, make
 from tests.helpers import assert_same_value
-from vecspaces.spaces import Box, GraphInstance, OneOf, Space, flatdim, flatten, flatten_space, unflatten
-from vecspaces.spaces import from_gymnasium, to_gymnasium
+from vecspaces.spaces import (
+    Box,
+    GraphInstance,
+    OneOf,
+    Space,
+    flatdim,
+    flatten,
+    flatten_space,
+    from_gymnasium,
+    to_gymnasium,
+    unflatten,
+)
 from vecspaces.vector.utils import batch_space, concatenate, create_empty_array
 
 gym_spaces = pytest.importorskip("gymnasium.spaces")

@@ -86,7 +86,7 @@ def test_flatdim_is_length_of_flatten_space(space: Space[Any]) -> None:
 
 def test_int_seed_is_reproducible(space: Space[Any]) -> None:
     other = make_same(space)
-    for a, b in zip(samples(space, seed=42), samples(other, seed=42)):
+    for a, b in zip(samples(space, seed=42), samples(other, seed=42), strict=True):
         assert_same_value(a, b)
 
 
