@@ -6,7 +6,7 @@ The vector environments are duck-typed: any object with ``observation_space``, `
 
 from __future__ import annotations
 
-from typing import Any, Generic, SupportsFloat, TypeVar
+from typing import Any, Generic, Literal, SupportsFloat, TypeVar
 
 import numpy as np
 
@@ -41,7 +41,8 @@ class Env(Generic[ObsType, ActType]):
         (array([0.], dtype=float32), array([1.], dtype=float32))
     """
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    # Not a ClassVar: as in Gymnasium, environments may also set their own metadata in __init__.
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
     render_mode: str | None = None
     spec: Any = None
     observation_space: Space[ObsType]
@@ -55,8 +56,20 @@ class Env(Generic[ObsType, ActType]):
     ) -> tuple[ObsType, dict[str, Any]]:
         """Start a new episode; seeds ``np_random`` when ``seed`` is given.
 
+        Args:
+            seed: re-seeds ``np_random`` when given; None keeps the current generator (as in Gymnasium).
+            options: environment-specific reset options; the base class ignores them.
+
         Returns:
-            The first observation and an info dict.
+            The first observation and an info dict (``(None, {})`` in the base class).
+
+        Example:
+            >>> env = Env()
+            >>> _ = env.reset(seed=1)
+            >>> first = env.np_random.random()
+            >>> _ = env.reset(seed=1)
+            >>> env.np_random.random() == first
+            True
         """
         if seed is not None:
             self._np_random, self._np_random_seed = make_rng(seed)
@@ -79,14 +92,35 @@ class Env(Generic[ObsType, ActType]):
 
     @property
     def np_random(self) -> np.random.Generator:
-        """The environment's random generator, seeded from fresh entropy on first use."""
+        """The environment's random generator, seeded from fresh entropy on first use.
+
+        Example:
+            >>> env = Env()
+            >>> env.np_random.random() < 1.0
+            True
+        """
         if self._np_random is None:
             self._np_random, self._np_random_seed = make_rng()
         return self._np_random
 
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        # The seed of a generator set from outside is unknown, which Gymnasium marks with -1.
+        self._np_random = value
+        self._np_random_seed = -1
+
     @property
-    def np_random_seed(self) -> int | None:
-        """The seed of ``np_random``, or None if it was never created."""
+    def np_random_seed(self) -> int:
+        """The seed of ``np_random`` (created on first use), or -1 if ``np_random`` was set directly.
+
+        Example:
+            >>> env = Env()
+            >>> _ = env.reset(seed=3)
+            >>> env.np_random_seed
+            3
+        """
+        if self._np_random_seed is None:
+            self._np_random, self._np_random_seed = make_rng()
         return self._np_random_seed
 
     @property
@@ -94,16 +128,43 @@ class Env(Generic[ObsType, ActType]):
         """The environment itself; wrappers return the environment they wrap."""
         return self
 
+    def has_wrapper_attr(self, name: str) -> bool:
+        """Whether the environment has the attribute ``name`` (there are no wrappers to look through)."""
+        return hasattr(self, name)
+
     def get_wrapper_attr(self, name: str) -> Any:
-        """Return the attribute ``name`` (Gymnasium's lookup through wrappers; there are none here)."""
+        """Return the attribute ``name`` (Gymnasium's lookup through wrappers; there are none here).
+
+        Example:
+            >>> Env().get_wrapper_attr("render_mode") is None
+            True
+        """
         return getattr(self, name)
 
-    def set_wrapper_attr(self, name: str, value: Any) -> None:
-        """Set the attribute ``name``."""
-        setattr(self, name, value)
+    def set_wrapper_attr(self, name: str, value: Any, *, force: bool = True) -> bool:
+        """Set the attribute ``name``; with ``force=False`` only if it already exists.
+
+        Returns:
+            Whether the attribute was set.
+
+        Example:
+            >>> env = Env()
+            >>> env.set_wrapper_attr("speed", 2), env.set_wrapper_attr("colour", "red", force=False)
+            (True, False)
+        """
+        if force or hasattr(self, name):
+            setattr(self, name, value)
+            return True
+        return False
+
+    def __str__(self) -> str:
+        if self.spec is None:
+            return f"<{type(self).__name__} instance>"
+        return f"<{type(self).__name__}<{self.spec.id}>>"
 
     def __enter__(self) -> Env[ObsType, ActType]:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         self.close()
+        return False  # never swallow the exception that left the block
