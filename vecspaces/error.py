@@ -20,11 +20,13 @@ __all__ = [
     "AlreadyPendingCallError",
     "ClosedEnvironmentError",
     "CustomSpaceError",
+    "EpisodeEndedError",
     "Error",
     "InvalidTypeError",
     "InvalidValueError",
     "NoAsyncCallError",
     "NotFlattenableError",
+    "SpaceMismatchError",
     "WorkerDiedError",
     "message",
     "show",
@@ -81,6 +83,14 @@ class ClosedEnvironmentError(Error, RuntimeError):
 
 class WorkerDiedError(Error, RuntimeError):
     """A worker process ended while the pool was waiting for it."""
+
+
+class SpaceMismatchError(Error, RuntimeError):
+    """The sub-environments of a vector env have spaces that cannot be batched together."""
+
+
+class EpisodeEndedError(Error, RuntimeError):
+    """A sub-environment was stepped after its episode ended, with autoreset disabled."""
 
 
 _repr = reprlib.Repr()

@@ -1,0 +1,111 @@
+"""Deciding a vector env's batched spaces from its sub-envs' spaces (``observation_mode``), for every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vecspaces._ops.batch import batch_differing_spaces, batch_space
+from vecspaces._ops.flatten import is_space_dtype_shape_equiv
+from vecspaces.error import InvalidTypeError, InvalidValueError, SpaceMismatchError, message, show
+from vecspaces.spaces import Space, from_gymnasium
+
+__all__ = ["VectorSpaces", "as_vecspaces_space", "resolve_spaces"]
+
+ObservationMode = str | tuple[Space[Any], Space[Any]]
+
+
+@dataclass(frozen=True)
+class VectorSpaces:
+    """The four spaces of a vector env."""
+
+    single_observation_space: Space[Any]
+    observation_space: Space[Any]
+    single_action_space: Space[Any]
+    action_space: Space[Any]
+
+
+def as_vecspaces_space(space: Any, what: str) -> Space[Any]:
+    """Return ``space`` as a vecspaces space, converting a Gymnasium space (envs may be ``gymnasium.Env``)."""
+    if isinstance(space, Space):
+        return space
+    try:
+        return from_gymnasium(space)
+    except (ImportError, TypeError) as error:
+        raise InvalidTypeError(
+            message(f"{what} is not a space", expected="a vecspaces or gymnasium space", got=show(space))
+        ) from error
+
+
+def resolve_spaces(
+    observation_mode: ObservationMode,
+    observation_spaces: Sequence[Space[Any]],
+    action_spaces: Sequence[Space[Any]],
+) -> VectorSpaces:
+    """Batch the sub-envs' spaces as ``observation_mode`` says, after checking they are compatible.
+
+    Args:
+        observation_mode: ``"same"`` (every observation space equal to env 0's), ``"different"`` (same kind,
+            shape and dtype, bounds may differ), or an explicit ``(batched, single)`` pair of spaces.
+        observation_spaces: each sub-env's observation space.
+        action_spaces: each sub-env's action space; they must all be equal.
+
+    Raises:
+        SpaceMismatchError: a sub-env's space does not fit the mode.
+        InvalidValueError: ``observation_mode`` is not one of the accepted forms.
+    """
+    single_action = action_spaces[0]
+    for index, space in enumerate(action_spaces):
+        if space != single_action:
+            raise SpaceMismatchError(
+                message(
+                    f"env {index}'s action space differs from env 0's",
+                    expected=repr(single_action),
+                    got=repr(space),
+                    fix="every sub-env must have the same action space",
+                )
+            )
+    if isinstance(observation_mode, tuple):
+        if len(observation_mode) != 2 or not all(isinstance(space, Space) for space in observation_mode):
+            raise InvalidTypeError(
+                message(
+                    "observation_mode pair is invalid",
+                    expected="(batched observation space, single observation space)",
+                    got=show(observation_mode),
+                )
+            )
+        batched, single = observation_mode
+    elif observation_mode == "same":
+        single = observation_spaces[0]
+        batched = batch_space(single, len(observation_spaces))
+    elif observation_mode == "different":
+        single = observation_spaces[0]
+        batched = batch_differing_spaces(list(observation_spaces))
+    else:
+        raise InvalidValueError(
+            message(
+                "observation_mode is invalid",
+                expected="'same', 'different' or a (batched, single) pair of spaces",
+                got=show(observation_mode),
+            )
+        )
+    for index, space in enumerate(observation_spaces):
+        if observation_mode == "same" and space != single:
+            raise SpaceMismatchError(
+                message(
+                    f"env {index}'s observation space differs from env 0's",
+                    expected=repr(single),
+                    got=repr(space),
+                    fix="use observation_mode='different' if their bounds are meant to differ",
+                )
+            )
+        if observation_mode != "same" and not is_space_dtype_shape_equiv(space, single):
+            raise SpaceMismatchError(
+                message(
+                    f"env {index}'s observation space cannot be batched with the others",
+                    expected=f"the kind, shape and dtype of {single!r}",
+                    got=repr(space),
+                )
+            )
+    return VectorSpaces(single, batched, single_action, batch_space(single_action, len(action_spaces)))

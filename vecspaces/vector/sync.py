@@ -1,0 +1,187 @@
+"""SyncVectorEnv: every sub-env stepped in turn in the calling process; the reference the async pool matches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._ops.batch import concatenate, create_empty_array
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
+from vecspaces.vector._runner import EnvRunner
+from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, resolve_spaces
+from vecspaces.vector.infos import add_info
+from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
+
+__all__ = ["SyncVectorEnv"]
+
+
+class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
+    """Run several environments one after the other in this process, as one batched environment.
+
+    Args:
+        env_fns: callables that each create one sub-environment.
+        copy: if True, ``reset`` and ``step`` return observations the next call will not overwrite.
+        observation_mode: ``"same"``, ``"different"`` or a ``(batched, single)`` pair of spaces.
+        autoreset_mode: an :class:`AutoresetMode` or its string value.
+
+    Example:
+        >>> from vecspaces.envs import TinyEnv
+        >>> envs = SyncVectorEnv([TinyEnv] * 3)
+        >>> obs, infos = envs.reset(seed=42)
+        >>> obs.shape, envs.step(np.array([0, 1, 0]))[1]
+        ((3, 4), array([1., 1., 1.]))
+        >>> envs.close()
+    """
+
+    def __init__(
+        self,
+        env_fns: Iterable[Callable[[], Any]],
+        copy: bool = True,
+        observation_mode: ObservationMode = "same",
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+    ) -> None:
+        self.env_fns = list(env_fns)
+        if not self.env_fns or not all(callable(fn) for fn in self.env_fns):
+            raise InvalidTypeError(
+                message("env_fns is invalid", expected="a non-empty list of callables", got=show(env_fns))
+            )
+        self.copy = copy
+        self.observation_mode = observation_mode
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.envs = [fn() for fn in self.env_fns]
+        self.num_envs = len(self.envs)
+        self._runners = [EnvRunner(env, index, self.autoreset_mode) for index, env in enumerate(self.envs)]
+
+        self.metadata = dict(getattr(self.envs[0], "metadata", {}))
+        self.metadata["autoreset_mode"] = self.autoreset_mode
+        self.render_mode = getattr(self.envs[0], "render_mode", None)
+        spaces = resolve_spaces(
+            observation_mode,
+            [as_vecspaces_space(env.observation_space, f"env {i} observation_space") for i, env in enumerate(self.envs)],
+            [as_vecspaces_space(env.action_space, f"env {i} action_space") for i, env in enumerate(self.envs)],
+        )
+        self.single_observation_space = spaces.single_observation_space
+        self.observation_space = spaces.observation_space
+        self.single_action_space = spaces.single_action_space
+        self.action_space = spaces.action_space
+
+        self._env_obs: list[Any] = [None] * self.num_envs
+        self._observations = create_empty_array(self.single_observation_space, self.num_envs, np.zeros)
+        self._rewards = np.zeros(self.num_envs, dtype=np.float64)
+        self._terminations = np.zeros(self.num_envs, dtype=np.bool_)
+        self._truncations = np.zeros(self.num_envs, dtype=np.bool_)
+
+    @property
+    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]
+        """Each sub-env's ``np_random_seed``."""
+        return self.get_attr("np_random_seed")
+
+    @property
+    def np_random(self) -> tuple[Any, ...]:  # type: ignore[override]
+        """Each sub-env's ``np_random``."""
+        return self.get_attr("np_random")
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset every sub-env, or those selected by ``options["reset_mask"]``.
+
+        Args:
+            seed: None, an int (env ``i`` gets ``seed + i``) or a list of one seed per env.
+            options: passed to each reset sub-env; ``"reset_mask"`` (a bool array) selects which envs reset,
+                the others keep their last observation.
+
+        Returns:
+            The batched observation and batched infos of the envs that were reset.
+        """
+        seeds = seeds_per_env(seed, self.num_envs)
+        mask, options = split_reset_mask(options, self.num_envs)
+        infos: dict[str, Any] = {}
+        for index, runner in enumerate(self._runners):
+            if mask is None or mask[index]:
+                self._env_obs[index], info = runner.reset(seed=seeds[index], options=options)
+                self._terminations[index] = self._truncations[index] = False
+                add_info(infos, info, index, self.num_envs)
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        return (deepcopy(self._observations) if self.copy else self._observations), infos
+
+    def step(
+        self, actions: Any
+    ) -> tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        """Step every sub-env with its action (autoresetting as the mode says) and batch the results.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos)``.
+        """
+        env_actions = actions_per_env(self.action_space, actions, self.num_envs)
+        infos: dict[str, Any] = {}
+        for index, (runner, action) in enumerate(zip(self._runners, env_actions, strict=True)):
+            obs, reward, terminated, truncated, info = runner.step(action)
+            self._env_obs[index] = obs
+            self._store_step(index, reward, terminated, truncated)
+            add_info(infos, info, index, self.num_envs)
+        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        return (
+            deepcopy(self._observations) if self.copy else self._observations,
+            self._rewards.copy(),
+            self._terminations.copy(),
+            self._truncations.copy(),
+            infos,
+        )
+
+    def _store_step(self, index: int, reward: Any, terminated: Any, truncated: Any) -> None:
+        try:
+            self._rewards[index] = reward
+        except (TypeError, ValueError) as error:
+            raise InvalidValueError(
+                message(f"env {index} returned a reward that is not a number", expected="a scalar", got=show(reward))
+            ) from error
+        self._terminations[index] = terminated
+        self._truncations[index] = truncated
+
+    def render(self) -> tuple[Any, ...]:
+        """Each sub-env's ``render()`` result."""
+        return tuple(env.render() for env in self.envs)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of every sub-env with the given arguments; plain attributes are returned."""
+        results = []
+        for env in self.envs:
+            attribute = _get_attribute(env, name)
+            results.append(attribute(*args, **kwargs) if callable(attribute) else attribute)
+        return tuple(results)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each sub-env's attribute ``name``. Unlike Gymnasium, a callable attribute is returned, not called."""
+        return tuple(_get_attribute(env, name) for env in self.envs)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env: a list or tuple gives one value per env, anything else
+        is given to all."""
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise InvalidValueError(
+                message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
+            )
+        for env, value in zip(self.envs, values, strict=True):
+            setter = getattr(env, "set_wrapper_attr", None)
+            if setter is not None:
+                setter(name, value)
+            else:
+                setattr(env, name, value)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close every sub-env."""
+        for env in getattr(self, "envs", []):
+            env.close()
+
+
+def _get_attribute(env: Any, name: str) -> Any:
+    getter = getattr(env, "get_wrapper_attr", None)
+    return getter(name) if getter is not None else getattr(env, name)

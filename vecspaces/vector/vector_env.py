@@ -1,0 +1,123 @@
+"""The :class:`VectorEnv` base class and :class:`AutoresetMode`."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.spaces.space import Space, make_rng
+
+__all__ = ["AutoresetMode", "VectorEnv"]
+
+ObsType = TypeVar("ObsType")
+ActType = TypeVar("ActType")
+ArrayType = TypeVar("ArrayType")
+
+
+class AutoresetMode(Enum):
+    """When a vector env resets a sub-env whose episode ended.
+
+    ``NEXT_STEP``: the step that ends the episode returns the final observation; the next ``step`` ignores its
+    action for that env, resets it and returns the first observation with reward 0 and both flags False.
+    ``SAME_STEP``: the step that ends the episode resets the env at once and returns the first observation of
+    the next episode; the final observation and info are in ``info["final_obs"]`` and ``info["final_info"]``.
+    ``DISABLED``: nothing is reset automatically; reset ended envs with
+    ``reset(options={"reset_mask": mask})``. Stepping an ended env is an error.
+    """
+
+    NEXT_STEP = "NextStep"
+    SAME_STEP = "SameStep"
+    DISABLED = "Disabled"
+
+
+class VectorEnv(Generic[ObsType, ActType, ArrayType]):
+    """Base class of vector environments: ``num_envs`` sub-environments stepped as one batch.
+
+    Subclasses set ``num_envs``, ``observation_space``, ``action_space``, ``single_observation_space`` and
+    ``single_action_space`` and implement ``reset``, ``step`` and ``close_extras``.
+
+    Attributes:
+        metadata: the sub-envs' metadata plus ``"autoreset_mode"``.
+        closed: whether :meth:`close` has run.
+    """
+
+    metadata: dict[str, Any] = {}
+    render_mode: str | None = None
+    spec: Any = None
+    closed: bool = False
+    num_envs: int
+    observation_space: Space[Any]
+    action_space: Space[Any]
+    single_observation_space: Space[Any]
+    single_action_space: Space[Any]
+
+    _np_random: np.random.Generator | None = None
+    _np_random_seed: int | None = None
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        """Reset every sub-env (or those in ``options["reset_mask"]``) and return the batched observation."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement reset()")
+
+    def step(
+        self, actions: ActType
+    ) -> tuple[ObsType, ArrayType, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        """Step every sub-env with its action and return the batched results."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    def render(self) -> tuple[Any, ...] | None:
+        """Return the sub-envs' rendered frames."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement render()")
+
+    def close(self, **kwargs: Any) -> None:
+        """Close the sub-envs and release every resource. Safe to call more than once."""
+        if self.closed:
+            return
+        # Mark closed first: if teardown fails half-way, __del__ must not try again at interpreter exit.
+        self.closed = True
+        self.close_extras(**kwargs)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Release what the subclass holds (sub-envs, processes, buffers)."""
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """A random generator of the vector env itself (not of its sub-envs)."""
+        if self._np_random is None:
+            self._np_random, self._np_random_seed = make_rng()
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._np_random = value
+        self._np_random_seed = -1
+
+    @property
+    def np_random_seed(self) -> int | None:
+        """The seed of :attr:`np_random`, -1 if it was set directly, None if never created."""
+        return self._np_random_seed
+
+    @property
+    def unwrapped(self) -> VectorEnv[ObsType, ActType, ArrayType]:
+        """The vector env itself (wrappers return the env they wrap)."""
+        return self
+
+    def __enter__(self) -> VectorEnv[ObsType, ActType, ArrayType]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # At interpreter exit modules may already be torn down; closing then only produces noise.
+        if not getattr(self, "closed", True) and not sys.is_finalizing():
+            self.close(terminate=True)
+
+    def __repr__(self) -> str:
+        num_envs = getattr(self, "num_envs", "?")
+        return f"{type(self).__name__}(num_envs={num_envs})"
