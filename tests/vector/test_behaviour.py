@@ -1,0 +1,254 @@
+"""One behaviour suite for every vector-env backend, so they cannot drift apart."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.catalog import CATALOG, make
+from tests.helpers import assert_same_value
+from tests.vector.envs import CountdownEnv, SpaceEnv
+from vecspaces.error import EpisodeEndedError, SpaceMismatchError
+from vecspaces.spaces import Box, Discrete
+from vecspaces.vector import AutoresetMode, SyncVectorEnv
+from vecspaces.vector.utils import batch_space, iterate
+
+BACKENDS = ["sync"]
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def make_vector_env(backend: str, env_fns: list[Any], **kwargs: Any) -> Any:
+    if backend == "sync":
+        return SyncVectorEnv(env_fns, **kwargs)
+    raise AssertionError(backend)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def countdowns(*lengths: int) -> list[Any]:
+    return [functools.partial(CountdownEnv, length, label) for label, length in enumerate(lengths)]
+
+
+def test_spaces_and_metadata(backend: str) -> None:
+    with make_vector_env(backend, countdowns(3, 3, 3), autoreset_mode="SameStep") as envs:
+        assert envs.num_envs == 3
+        assert envs.single_observation_space == CountdownEnv.observation_space
+        assert envs.observation_space == batch_space(CountdownEnv.observation_space, 3)
+        assert envs.action_space == batch_space(CountdownEnv.action_space, 3)
+        assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+
+
+@pytest.mark.parametrize(
+    ("seed", "expected"), [(42, [42, 43, 44]), ([7, None, 9], [7, -1, 9]), (None, [-1, -1, -1])]
+)
+def test_reset_seeds(backend: str, seed: Any, expected: list[int]) -> None:
+    with make_vector_env(backend, countdowns(3, 3, 3)) as envs:
+        _, infos = envs.reset(seed=seed)
+        assert infos["seed"].tolist() == expected
+        assert infos["_seed"].all()
+
+
+def test_reset_rejects_a_seed_list_of_the_wrong_length(backend: str) -> None:
+    with make_vector_env(backend, countdowns(3, 3)) as envs, pytest.raises(ValueError, match="2 seeds"):
+        envs.reset(seed=[1, 2, 3])
+
+
+def run(envs: Any, steps: int, action: int = 1) -> list[tuple[Any, ...]]:
+    return [envs.step(np.full(envs.num_envs, action)) for _ in range(steps)]
+
+
+def test_next_step_autoreset_trajectory(backend: str) -> None:
+    with make_vector_env(backend, countdowns(2, 3)) as envs:
+        obs, _ = envs.reset(seed=0)
+        assert obs[:, 0].tolist() == [0, 0]
+        results = run(envs, 4)
+    observations = [r[0][:, 0].tolist() for r in results]
+    assert observations == [[1, 1], [2, 2], [0, 3], [1, 0]]
+    assert [r[1].tolist() for r in results] == [[1, 1], [1, 1], [0, 1], [1, 0]]
+    assert [r[2].tolist() for r in results] == [[False, False], [True, False], [False, True], [False, False]]
+    reset_step_infos = results[2][4]
+    assert reset_step_infos["_seed"].tolist() == [True, False]
+    assert reset_step_infos["_count"].tolist() == [False, True]
+
+
+def test_same_step_autoreset_trajectory(backend: str) -> None:
+    with make_vector_env(backend, countdowns(2, 3), autoreset_mode=AutoresetMode.SAME_STEP) as envs:
+        envs.reset(seed=0)
+        results = run(envs, 3)
+    observations = [r[0][:, 0].tolist() for r in results]
+    assert observations == [[1, 1], [0, 2], [1, 0]]
+    assert [r[2].tolist() for r in results] == [[False, False], [True, False], [False, True]]
+    infos = results[1][4]
+    assert infos["_final_obs"].tolist() == [True, False]
+    assert infos["final_obs"][0].tolist() == [2] and infos["final_obs"][1] is None
+    assert infos["final_info"]["count"][0] == 2 and infos["final_info"]["_count"].tolist() == [True, False]
+    assert infos["_seed"].tolist() == [True, False]
+
+
+def test_disabled_autoreset_requires_a_masked_reset(backend: str) -> None:
+    with make_vector_env(backend, countdowns(1, 3), autoreset_mode="Disabled") as envs:
+        envs.reset(seed=0)
+        _, _, terminations, truncations, _ = envs.step(np.array([1, 1]))
+        assert terminations.tolist() == [True, False]
+        with pytest.raises(EpisodeEndedError, match="env 0"):
+            envs.step(np.array([1, 1]))
+        obs, infos = envs.reset(options={"reset_mask": terminations | truncations})
+        assert obs[:, 0].tolist()[0] == 0 and infos["_seed"].tolist() == [True, False]
+        obs, *_ = envs.step(np.array([1, 1]))
+        assert obs[:, 0].tolist()[0] == 1
+
+
+@pytest.mark.parametrize("mode", list(AutoresetMode))
+def test_explicit_reset_clears_a_pending_autoreset(backend: str, mode: AutoresetMode) -> None:
+    with make_vector_env(backend, countdowns(1, 1), autoreset_mode=mode) as envs:
+        envs.reset(seed=0)
+        envs.step(np.array([1, 1]))
+        envs.reset()
+        obs, rewards, *_ = envs.step(np.array([3, 3]))
+    assert obs[:, 0].tolist() == [1, 1]
+    assert rewards.tolist() == [3.0, 3.0]
+
+
+def test_partial_reset_keeps_the_other_envs(backend: str) -> None:
+    with make_vector_env(backend, countdowns(5, 5, 5)) as envs:
+        envs.reset(seed=0)
+        run(envs, 2)
+        options = {"reset_mask": np.array([False, True, False]), "start": 3}
+        obs, infos = envs.reset(seed=10, options=options)
+        assert "reset_mask" in options, "the caller's options must not be mutated"
+        assert obs[:, 0].tolist() == [2, 3, 2]
+        assert infos["seed"].tolist() == [0, 11, 0] and infos["_seed"].tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize(
+    ("mask", "error"),
+    [
+        (np.array([1, 0]), TypeError),
+        (np.array([True]), ValueError),
+        (np.array([False, False]), ValueError),
+        ([True, False], TypeError),
+    ],
+)
+def test_bad_reset_masks_are_rejected(backend: str, mask: Any, error: type[Exception]) -> None:
+    with make_vector_env(backend, countdowns(3, 3)) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(error, match="reset_mask"):
+            envs.reset(options={"reset_mask": mask})
+
+
+def test_infos_are_batched_with_masks(backend: str) -> None:
+    with make_vector_env(backend, countdowns(3, 3, 3)) as envs:
+        envs.reset(seed=0)
+        *_, infos = envs.step(np.array([1, 2, 3]))
+    assert infos["count"].tolist() == [1, 1, 1] and infos["_count"].all()
+    assert infos["label"].tolist() == [0, 1, 2]
+
+
+def test_call_get_attr_and_set_attr(backend: str) -> None:
+    with make_vector_env(backend, countdowns(3, 4)) as envs:
+        envs.reset(seed=0)
+        assert envs.get_attr("length") == (3, 4)
+        envs.set_attr("label", [7, 8])
+        assert envs.get_attr("label") == (7, 8)
+        envs.set_attr("label", 5)
+        *_, infos = envs.step(np.array([0, 0]))
+        assert infos["label"].tolist() == [5, 5]
+        assert envs.call("render") == (None, None)
+        with pytest.raises(ValueError, match="2 values"):
+            envs.set_attr("label", [1, 2, 3])
+
+
+def test_wrong_number_of_actions_changes_nothing(backend: str) -> None:
+    with make_vector_env(backend, countdowns(5, 5)) as envs:
+        envs.reset(seed=0)
+        for bad in [np.array([1]), np.array([1, 1, 1]), np.array([[1, 1]])]:
+            with pytest.raises(ValueError, match="actions"):
+                envs.step(bad)
+        obs, *_ = envs.step(np.array([1, 1]))
+        assert obs[:, 0].tolist() == [1, 1]
+
+
+def test_copy_true_returns_independent_observations(backend: str) -> None:
+    with make_vector_env(backend, countdowns(5, 5), copy=True) as envs:
+        first, _ = envs.reset(seed=0)
+        second, *_ = envs.step(np.array([1, 1]))
+        assert first[:, 0].tolist() == [0, 0] and second[:, 0].tolist() == [1, 1]
+
+
+def test_observation_mode_different_batches_differing_bounds(backend: str) -> None:
+    fns = [
+        functools.partial(SpaceEnv, Box(0.0, 1.0, (2,)), Discrete(2)),
+        functools.partial(SpaceEnv, Box(-5.0, 5.0, (2,)), Discrete(2)),
+    ]
+    with make_vector_env(backend, fns, observation_mode="different") as envs:
+        assert envs.observation_space.low.tolist() == [[0.0, 0.0], [-5.0, -5.0]]
+        obs, _ = envs.reset(seed=1)
+        assert obs in envs.observation_space
+    with pytest.raises(SpaceMismatchError, match="env 1"):
+        make_vector_env(backend, fns, observation_mode="same")
+
+
+def test_observation_mode_explicit_pair(backend: str) -> None:
+    single = Box(-10.0, 10.0, (2,))
+    fns = [functools.partial(SpaceEnv, Box(0.0, 1.0, (2,)), Discrete(2))] * 2
+    with make_vector_env(backend, fns, observation_mode=(batch_space(single, 2), single)) as envs:
+        assert envs.single_observation_space == single
+
+
+def test_a_non_scalar_reward_is_reported_with_the_env_index(backend: str) -> None:
+    class VectorReward(CountdownEnv):
+        def step(self, action: Any) -> tuple[Any, ...]:
+            obs, _, terminated, truncated, info = super().step(action)
+            return obs, np.array([1.0, 2.0]), terminated, truncated, info
+
+    with make_vector_env(backend, [CountdownEnv, VectorReward]) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(ValueError, match="env 1"):
+            envs.step(np.array([0, 0]))
+
+
+SPACE_IDS = [
+    "box_f32",
+    "box_f16",
+    "box_bool",
+    "box_uint8_image",
+    "discrete_start3",
+    "multibinary_2d",
+    "multidiscrete_start",
+    "text_unicode",
+    "dict_nested",
+    "tuple_nested",
+    "sequence_stack_box",
+    "graph",
+    "oneof_mixed",
+    "dict_with_variable",
+]
+
+
+@pytest.mark.parametrize("space_id", SPACE_IDS)
+def test_every_space_kind_in_observations_and_actions(backend: str, space_id: str) -> None:
+    fns = [functools.partial(SpaceEnv, make(space_id), make(space_id)) for _ in range(2)]
+    with make_vector_env(backend, fns) as envs:
+        obs, _ = envs.reset(seed=3)
+        assert obs in envs.observation_space
+        envs.action_space.seed(4)
+        sent = []
+        for _ in range(3):
+            actions = envs.action_space.sample()
+            sent.append(list(iterate(envs.action_space, actions)))
+            obs, *_ = envs.step(actions)
+            assert obs in envs.observation_space
+        received = envs.get_attr("actions")
+    for env_index in range(2):
+        assert_same_value([step[env_index] for step in sent], received[env_index][-3:])
+
+
+def test_catalog_is_covered() -> None:
+    assert set(SPACE_IDS) <= set(CATALOG)
