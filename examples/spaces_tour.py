@@ -67,24 +67,23 @@ def space_leaves(space: Space[Any], path: str = "") -> list[tuple[str, Space[Any
 def describe(value: Any) -> tuple[str, str, str, str]:
     """(type, shape, dtype, short value) of a sample leaf."""
     if isinstance(value, np.ndarray):
-        shown = (
-            np.array2string(value, precision=2, separator=" ")
-            if value.size <= 6
-            else (f"{value.size} values in [{value.min()}, {value.max()}]")
-        )
-        return "ndarray", str(value.shape), str(value.dtype), shown.replace("\n", "")
+        if value.size <= 6:
+            shown = np.array2string(value, precision=2, separator=" ").replace("\n", "")
+        else:
+            shown = f"{value.size} values in [{number(value.min())}, {number(value.max())}]"
+        return "ndarray", str(value.shape), str(value.dtype), shown
     if isinstance(value, np.generic):
         return type(value).__name__, "()", str(value.dtype), str(value)
     if isinstance(value, str):
         return "str", f"len {len(value)}", "-", repr(value)
     if isinstance(value, tuple):
-        return (
-            "tuple",
-            f"{len(value)} items",
-            "-",
-            "(" + ", ".join(type(item).__name__ for item in value) + ")",
-        )
+        items = ", ".join(type(item).__name__ for item in value)
+        return "tuple", f"{len(value)} items", "-", f"({items})"
     return type(value).__name__, "-", "-", repr(value)
+
+
+def number(x: np.generic) -> str:
+    return f"{x:.2f}" if isinstance(x, np.floating) else str(x)
 
 
 def same(a: Any, b: Any) -> bool:

@@ -227,26 +227,6 @@ def test_vecspaces_round_trip_samples_the_same_values(space_id: str) -> None:
         assert_same_value(back.sample(), space.sample())
 
 
-@pytest.mark.parametrize("kind", ["Box", "Discrete", "MultiBinary", "MultiDiscrete", "Text"])
-def test_same_next_samples_for_fundamental_spaces(kind: str) -> None:
-    gym_space = {
-        "Box": lambda: gym.Box(-1.0, 1.0, (3,)),
-        "Discrete": lambda: gym.Discrete(7, start=2),
-        "MultiBinary": lambda: gym.MultiBinary(8),
-        "MultiDiscrete": lambda: gym.MultiDiscrete([3, 5, 2]),
-        "Text": lambda: gym.Text(6, charset="abcdef"),
-    }[kind]()
-    gym_space.seed(11)
-    advance(gym_space)
-    space = from_gymnasium(gym_space)
-    for _ in range(5):
-        ours, theirs = space.sample(), gym_space.sample()
-        if isinstance(theirs, np.ndarray):
-            assert ours.tolist() == theirs.tolist()
-        else:
-            assert ours == theirs
-
-
 def test_the_converted_generator_is_independent() -> None:
     gym_space = gym.Tuple([gym.Discrete(10), gym.Box(0.0, 1.0, (2,))], seed=5)
     space = from_gymnasium(gym_space)
