@@ -1,1 +1,234 @@
-"""Placeholder: being written."""
+"""The operations on :class:`~vecspaces.spaces.OneOf`.
+
+Flat layout: a vector of ``1 + max(flatdim(branch))`` entries, ``[index, *flatten(branch, value), 0, ...]``:
+the branch index, the branch's flat value, then zeros up to the full length. Every value uses one dtype, the
+result type of all branches' flat dtypes (widened if needed so the largest index fits), whichever branch was
+drawn. ``flatten_space`` is a ``Box`` of that length and dtype whose bounds at each position cover every
+branch's bounds there and the zero padding, so ``flatten(space, x) in flatten_space(space)`` always holds.
+(Gymnasium pads with the branch's first entry instead, so the two libraries' flat vectors differ after the end
+of a short branch; ``unflatten`` reads the same values from both.)
+
+Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch of values is a ``tuple``
+of ``(index, value)`` pairs. ``create_empty_array`` fills it with ``(np.int64(0), v)``, ``v`` being branch 0's
+own empty-array placeholder, so a placeholder is a value of the space whenever branch 0's is (always for
+Discrete, Text and array spaces whose bounds contain 0), unlike Gymnasium's ``()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    check_batch_size,
+    concatenate,
+    create_empty_array,
+    iterate,
+    tuple_of_copies,
+)
+from vecspaces._ops.flatten import (
+    as_flat_array,
+    flat_dtype,
+    flatdim,
+    flatten,
+    flatten_space,
+    is_space_dtype_shape_equiv,
+    unflatten,
+)
+from vecspaces.error import (
+    CustomSpaceError,
+    InvalidTypeError,
+    InvalidValueError,
+    NotFlattenableError,
+    message,
+    show,
+)
+from vecspaces.spaces.box import Box
+from vecspaces.spaces.oneof import OneOf
+from vecspaces.spaces.space import Space
+from vecspaces.spaces.tuple import Tuple
+
+__all__: list[str] = []
+
+
+@dataclass(frozen=True)
+class _FlatLayout:
+    """What flatten and unflatten need to know about a OneOf, computed once per space."""
+
+    size: int  # 1 + the longest branch's flatdim
+    dtype: np.dtype[Any]  # the one dtype of every flat value
+    branch_sizes: tuple[int, ...]
+    branch_dtypes: tuple[np.dtype[Any], ...]  # each branch's own flat dtype, restored before unflattening it
+
+
+def _index_fits(dtype: np.dtype[Any], index: int) -> bool:
+    if dtype.kind == "b":
+        return index <= 1
+    if dtype.kind in "iu":
+        return index <= np.iinfo(dtype).max
+    return index <= 2 ** (np.finfo(dtype).nmant + 1)  # floats hold whole numbers exactly up to here
+
+
+def _layout(space: OneOf[Any]) -> _FlatLayout:
+    layout: _FlatLayout | None = getattr(space, "_flat_layout", None)
+    if layout is not None:
+        return layout
+    for index, branch in enumerate(space.spaces):
+        if not branch.is_np_flattenable:
+            raise NotFlattenableError(
+                message(
+                    "OneOf cannot be flattened to a fixed-size vector",
+                    expected="branches that all flatten to fixed-size vectors",
+                    got=repr(branch),
+                    at=f"spaces[{index}]",
+                )
+            )
+    branch_sizes = tuple(flatdim(branch) for branch in space.spaces)
+    branch_dtypes = tuple(np.dtype(flatten_space(branch).dtype) for branch in space.spaces)
+    dtype = flat_dtype(list(branch_dtypes))
+    largest_index = len(space.spaces) - 1
+    if not _index_fits(dtype, largest_index):
+        dtype = np.result_type(dtype, np.min_scalar_type(largest_index))
+    layout = _FlatLayout(1 + max(branch_sizes), dtype, branch_sizes, branch_dtypes)
+    space._flat_layout = layout
+    return layout
+
+
+@flatdim.register(OneOf)
+def _flatdim_oneof(space: OneOf[Any]) -> int:
+    return _layout(space).size
+
+
+@flatten_space.register(OneOf)
+def _flatten_space_oneof(space: OneOf[Any]) -> Box:
+    layout = _layout(space)
+    # Row b holds branch b's bounds followed by the zero padding its flat values carry.
+    lows = np.zeros((len(space.spaces), layout.size), dtype=layout.dtype)
+    highs = np.zeros_like(lows)
+    for row, branch in enumerate(space.spaces):
+        flat_branch = cast(Box, flatten_space(branch))  # a flattenable space flattens to a Box
+        lows[row, 1 : 1 + layout.branch_sizes[row]] = flat_branch.low
+        highs[row, 1 : 1 + layout.branch_sizes[row]] = flat_branch.high
+    highs[:, 0] = len(space.spaces) - 1
+    return Box(lows.min(axis=0), highs.max(axis=0), shape=(layout.size,), dtype=layout.dtype)
+
+
+def _split(space: OneOf[Any], x: Any) -> tuple[int, Any]:
+    """Check that ``x`` is an ``(index, value)`` pair with a valid index, for flatten."""
+    expected = f"a tuple (index, value) with an integer index in [0, {len(space.spaces) - 1}]"
+    if not isinstance(x, tuple) or len(x) != 2:
+        raise InvalidTypeError(
+            message("flatten of a OneOf needs an (index, value) pair", expected=expected, got=show(x))
+        )
+    index = x[0]
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise InvalidTypeError(
+            message("flatten of a OneOf got a non-integer index", expected=expected, got=show(index))
+        )
+    if not 0 <= index < len(space.spaces):
+        raise InvalidValueError(
+            message("flatten of a OneOf got an index out of range", expected=expected, got=show(index))
+        )
+    return int(index), x[1]
+
+
+@flatten.register(OneOf)
+def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> npt.NDArray[Any]:
+    index, value = _split(space, x)
+    layout = _layout(space)
+    flat_value = flatten(space.spaces[index], value)
+    out = np.zeros(layout.size, dtype=layout.dtype)
+    out[0] = index
+    out[1 : 1 + layout.branch_sizes[index]] = flat_value
+    return out
+
+
+@unflatten.register(OneOf)
+def _unflatten_oneof(space: OneOf[Any], x: npt.NDArray[Any]) -> tuple[np.int64, Any]:
+    x = as_flat_array(x, "a OneOf")
+    layout = _layout(space)
+    if x.shape[0] != layout.size:
+        raise InvalidValueError(
+            message(
+                "unflatten of a OneOf got a vector of the wrong length",
+                expected=f"{layout.size} entries (the index, then the longest branch's flatdim)",
+                got=show(x),
+            )
+        )
+    try:
+        index = int(x[0])
+    except (ValueError, OverflowError):  # NaN or infinity
+        index = -1
+    if index != x[0] or not 0 <= index < len(space.spaces):
+        raise InvalidValueError(
+            message(
+                "unflatten of a OneOf got an invalid branch index",
+                expected=f"a whole number in [0, {len(space.spaces) - 1}] as the first entry",
+                got=show(x[0]),
+            )
+        )
+    flat_value = x[1 : 1 + layout.branch_sizes[index]].astype(layout.branch_dtypes[index], copy=False)
+    return np.int64(index), unflatten(space.spaces[index], flat_value)
+
+
+@is_space_dtype_shape_equiv.register(OneOf)
+def _is_space_dtype_shape_equiv_oneof(space_1: OneOf[Any], space_2: Space[Any]) -> bool:
+    return (
+        isinstance(space_2, OneOf)
+        and len(space_1.spaces) == len(space_2.spaces)
+        and all(is_space_dtype_shape_equiv(a, b) for a, b in zip(space_1.spaces, space_2.spaces, strict=True))
+    )
+
+
+@batch_space.register(OneOf)
+def _batch_space_oneof(space: OneOf[Any], n: int = 1) -> Space[Any]:
+    return tuple_of_copies(Tuple, space, n)
+
+
+@batch_differing_spaces.register(OneOf)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_oneof(spaces: Sequence[OneOf[Any]]) -> Space[Any]:  # type: ignore[misc]
+    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
+
+
+@concatenate.register(OneOf)
+def _concatenate_oneof(space: OneOf[Any], items: Iterable[Any], out: Any) -> tuple[Any, ...]:
+    batch = tuple(items)
+    if isinstance(out, tuple) and len(out) != len(batch):
+        raise InvalidValueError(
+            message(
+                "concatenate of a OneOf got a batch of the wrong size",
+                expected=f"{len(out)} items, as many as out holds",
+                got=f"{len(batch)} items",
+            )
+        )
+    return batch
+
+
+@iterate.register(OneOf)
+def _iterate_oneof(space: OneOf[Any], items: Any) -> Iterator[Any]:
+    raise CustomSpaceError(
+        message(
+            "iterate needs a batched space, and a OneOf is never one",
+            expected="the space returned by batch_space(space, n), a Tuple of OneOf",
+            got=repr(space),
+            fix="call iterate(batch_space(space, n), items), or iterate over the tuple of values directly",
+        )
+    )
+
+
+@create_empty_array.register(OneOf)
+def _create_empty_array_oneof(
+    space: OneOf[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
+) -> tuple[tuple[np.int64, Any], ...]:
+    n = check_batch_size("create_empty_array", n)
+    first = space.spaces[0]
+    # Branch 0's batch container, split into its n per-env values: each placeholder gets its own array.
+    values = iterate(batch_space(first, n), create_empty_array(first, n, fn))
+    return tuple((np.int64(0), value) for value in values)

@@ -1,1 +1,191 @@
-"""Placeholder: being written."""
+"""The operations on :class:`~vecspaces.spaces.Text`.
+
+Flat layout: an ``int32`` vector of ``max_length`` entries. Entry ``i`` is the index (in ``character_list``)
+of the string's ``i``-th character; the entries past the end of the string hold the padding value
+``len(character_list)``. ``flatten_space`` is ``Box(0, len(charset), (max_length,), int32)``. Indices depend
+on the charset's order, which ``Text.__eq__`` ignores.
+
+Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch of values is a ``tuple``
+of ``str``. ``create_empty_array`` fills it with ``character_list[0] * min_length``, a value of the space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    check_batch_size,
+    concatenate,
+    create_empty_array,
+    iterate,
+    tuple_of_copies,
+)
+from vecspaces._ops.flatten import (
+    as_flat_array,
+    flatdim,
+    flatten,
+    flatten_space,
+    is_space_dtype_shape_equiv,
+    unflatten,
+)
+from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces.box import Box
+from vecspaces.spaces.space import Space
+from vecspaces.spaces.text import Text
+from vecspaces.spaces.tuple import Tuple
+
+__all__: list[str] = []
+
+
+@flatdim.register(Text)
+def _flatdim_text(space: Text) -> int:
+    return space.max_length
+
+
+@flatten_space.register(Text)
+def _flatten_space_text(space: Text) -> Box:
+    return Box(0, len(space.character_list), shape=(space.max_length,), dtype=np.int32)
+
+
+@flatten.register(Text)
+def _flatten_text(space: Text, x: str) -> npt.NDArray[np.int32]:
+    if not isinstance(x, str):
+        raise InvalidTypeError(message("flatten of a Text needs a string", expected="a str", got=show(x)))
+    if len(x) > space.max_length:
+        raise InvalidValueError(
+            message(
+                "flatten of a Text got a string that is too long",
+                expected=f"at most {space.max_length} characters",
+                got=f"{len(x)} characters in {show(x)}",
+            )
+        )
+    codes = space._char_codes
+    out = space._flat_padding.copy()
+    try:
+        out[: len(x)] = [codes[char] for char in x]
+    except KeyError as error:
+        raise InvalidValueError(
+            message(
+                "flatten of a Text got a character outside the charset",
+                expected=f"characters of {space.characters!r}",
+                got=f"{error.args[0]!r} in {show(x)}",
+            )
+        ) from None
+    return out
+
+
+@unflatten.register(Text)
+def _unflatten_text(space: Text, x: npt.NDArray[Any]) -> str:
+    x = as_flat_array(x, "a Text")
+    if x.shape[0] != space.max_length:
+        raise InvalidValueError(
+            message(
+                "unflatten of a Text got a vector of the wrong length",
+                expected=f"{space.max_length} character indices",
+                got=show(x),
+            )
+        )
+    if x.dtype.kind not in "iu":
+        if x.dtype.kind != "f":
+            raise InvalidTypeError(
+                message(
+                    "unflatten of a Text needs numeric character indices",
+                    expected="an integer (or whole float) vector",
+                    got=show(x),
+                )
+            )
+        # A OneOf holding a Text flattens in a shared dtype, which may be float; indices must still be whole.
+        if not np.array_equal(x, np.floor(x)):
+            raise InvalidValueError(
+                message(
+                    "unflatten of a Text needs integer character indices",
+                    expected="a vector of whole numbers",
+                    got=show(x),
+                )
+            )
+        x = x.astype(np.int64)
+    chars = space.character_list
+    padding = len(chars)
+    codes = x.tolist()
+    if codes and min(codes) < 0:
+        raise InvalidValueError(
+            message(
+                "unflatten of a Text got a negative character index",
+                expected=f"indices in [0, {padding}], {padding} meaning padding",
+                got=show(x),
+            )
+        )
+    return "".join([chars[code] for code in codes if code < padding])
+
+
+@is_space_dtype_shape_equiv.register(Text)
+def _is_space_dtype_shape_equiv_text(space_1: Text, space_2: Space[Any]) -> bool:
+    return (
+        isinstance(space_2, Text)
+        and space_1.max_length == space_2.max_length
+        and space_1.character_set == space_2.character_set
+    )
+
+
+@batch_space.register(Text)
+def _batch_space_text(space: Text, n: int = 1) -> Space[Any]:
+    return tuple_of_copies(Tuple, space, n)
+
+
+@batch_differing_spaces.register(Text)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_text(spaces: Sequence[Text]) -> Space[Any]:  # type: ignore[misc]
+    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
+
+
+@concatenate.register(Text)
+def _concatenate_text(space: Text, items: Iterable[Any], out: Any) -> tuple[str, ...]:
+    batch = tuple(items)
+    for index, item in enumerate(batch):
+        if not isinstance(item, str):
+            raise InvalidTypeError(
+                message(
+                    "concatenate of a Text got a non-string",
+                    expected="a str",
+                    got=show(item),
+                    at=f"items[{index}]",
+                )
+            )
+    if isinstance(out, tuple) and len(out) != len(batch):
+        raise InvalidValueError(
+            message(
+                "concatenate of a Text got a batch of the wrong size",
+                expected=f"{len(out)} items, as many as out holds",
+                got=f"{len(batch)} items",
+            )
+        )
+    return batch
+
+
+@iterate.register(Text)
+def _iterate_text(space: Text, items: Any) -> Iterator[Any]:
+    raise CustomSpaceError(
+        message(
+            "iterate needs a batched space, and a Text is never one",
+            expected="the space returned by batch_space(space, n), a Tuple of Text",
+            got=repr(space),
+            fix="call iterate(batch_space(space, n), items), or iterate over the tuple of strings directly",
+        )
+    )
+
+
+@create_empty_array.register(Text)
+def _create_empty_array_text(
+    space: Text, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
+) -> tuple[str, ...]:
+    n = check_batch_size("create_empty_array", n)
+    # fn builds arrays and a batch of Text is a tuple of str, so it has no use here; the placeholder is the
+    # shortest string of the first character, which is always a value of the space.
+    placeholder = space.character_list[0] * space.min_length
+    return (placeholder,) * n
