@@ -34,6 +34,7 @@ GYM_SPACES: dict[str, Callable[[], Any]] = {
     "box_uint8": lambda: gym.Box(0, 255, (4, 4, 3), np.uint8),
     "box_bool": lambda: gym.Box(0, 1, (2,), np.bool_),
     "box_scalar": lambda: gym.Box(-1.0, 1.0, (), np.float16),
+    "box_empty_uint8": lambda: gym.Box(0, 5, (0,), np.uint8),
     "discrete": lambda: gym.Discrete(5),
     "discrete_start": lambda: gym.Discrete(4, start=-2, dtype=np.int32),
     "multibinary": lambda: gym.MultiBinary(6),

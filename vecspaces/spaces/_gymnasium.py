@@ -44,7 +44,7 @@ def _box(space: Any, lib: ModuleType, child: Callable[[Any, str], Any], seed: An
 def _bound(values: np.ndarray, bounded: np.ndarray, infinity: float) -> np.ndarray | float:
     # An integer Box stores an infinite bound as the dtype's limit, which would count as bounded if passed
     # back; a side unbounded everywhere is given back as the infinity the user gave.
-    if values.dtype.kind != "f" and not np.any(bounded):
+    if values.dtype.kind != "f" and values.size and not np.any(bounded):
         return infinity
     return values.copy()
 
