@@ -1,1 +1,188 @@
-"""Placeholder: being written."""
+"""Operations on :class:`~vecspaces.spaces.Graph` spaces.
+
+Flat layout: none of fixed size (``flatdim`` raises :class:`~vecspaces.error.NotFlattenableError`).
+``flatten`` keeps the graph and flattens each node and edge: a ``GraphInstance`` whose ``nodes`` stack the
+flattened nodes (an array of shape ``(num_nodes, flatdim(node_space))`` for a flattenable node space), whose
+``edges`` do the same for edges (or are None) and whose ``edge_links`` are unchanged. ``flatten_space`` is
+``Graph(flatten_space(node_space), flatten_space(edge_space) or None)``.
+
+Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch is a tuple of ``n``
+``GraphInstance``. ``create_empty_array`` gives ``n`` one-node placeholder graphs whose ``edge_links`` are
+int32 like sampled ones (Gymnasium makes them int64).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+
+from vecspaces._kernels.sequence import check_count
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    concatenate,
+    create_empty_array,
+    iterate,
+    tuple_of_copies,
+)
+from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces.error import (
+    CustomSpaceError,
+    InvalidTypeError,
+    InvalidValueError,
+    NotFlattenableError,
+    message,
+    show,
+)
+from vecspaces.spaces.graph import Graph, GraphInstance
+from vecspaces.spaces.sequence import stack_items, unstack
+from vecspaces.spaces.space import Space
+from vecspaces.spaces.tuple import Tuple
+
+
+class _FlatPart:
+    """What flattening the nodes (or edges) of a graph needs, computed once per space.
+
+    That is the feature space, its batched form (to split the nodes into items), the flat feature space and
+    its batched form (to split flattened nodes into rows).
+    """
+
+    def __init__(self, space: Space[Any], batched: Space[Any]) -> None:
+        self.space = space
+        self.batched = batched
+        self.flat_space = flatten_space(space)
+        self.batch_flat_space = batch_space(self.flat_space, 1)
+
+    def flatten(self, batch: Any) -> Any:
+        """Flatten every item of a batch and stack the results."""
+        flatten_item = flatten.dispatch(type(self.space))
+        flat_items = [flatten_item(self.space, item) for item in unstack(self.space, self.batched, batch)]
+        return stack_items(self.flat_space, flat_items)
+
+    def unflatten(self, flat_batch: Any) -> Any:
+        """Inverse of :meth:`flatten`."""
+        unflatten_item = unflatten.dispatch(type(self.space))
+        rows = unstack(self.flat_space, self.batch_flat_space, flat_batch)
+        items = [unflatten_item(self.space, row) for row in rows]
+        return stack_items(self.space, items)
+
+
+def _flat_parts(space: Graph) -> tuple[_FlatPart, _FlatPart | None]:
+    """The node and edge :class:`_FlatPart` of ``space``, cached on it (spaces do not change)."""
+    parts: tuple[_FlatPart, _FlatPart | None] | None = space.__dict__.get("_flat_parts")
+    if parts is None:
+        node_part = _FlatPart(space.node_space, space.batch_node_space)
+        edge_part = None
+        if space.edge_space is not None and space.batch_edge_space is not None:
+            edge_part = _FlatPart(space.edge_space, space.batch_edge_space)
+        parts = space.__dict__["_flat_parts"] = (node_part, edge_part)
+    return parts
+
+
+def _check_graph(operation: str, space: Graph, x: Any) -> GraphInstance:
+    if not isinstance(x, GraphInstance):
+        raise InvalidTypeError(
+            message(
+                f"{operation} of {space!r} needs a GraphInstance", expected="a GraphInstance", got=show(x)
+            )
+        )
+    if x.edges is not None and space.edge_space is None:
+        raise InvalidValueError(
+            message(
+                f"{operation} of {space!r} got edges, but the space has no edge space",
+                expected="edges=None",
+                got=show(x.edges),
+            )
+        )
+    return x
+
+
+@flatdim.register(Graph)
+def _flatdim_graph(space: Graph) -> int:
+    raise NotFlattenableError(
+        message(
+            "flatdim is undefined for a Graph: its number of nodes and edges varies",
+            expected="a space with a fixed-size flat form",
+            got=repr(space),
+            fix="flatten_space(space) gives a Graph of flattened node and edge spaces instead",
+        )
+    )
+
+
+@flatten_space.register(Graph)
+def _flatten_space_graph(space: Graph) -> Graph:
+    edge_space = None if space.edge_space is None else flatten_space(space.edge_space)
+    return Graph(flatten_space(space.node_space), edge_space)
+
+
+@flatten.register(Graph)
+def _flatten_graph(space: Graph, x: Any) -> GraphInstance:
+    nodes, edges, edge_links = _check_graph("flatten", space, x)
+    node_part, edge_part = _flat_parts(space)
+    flat_edges = None if edges is None or edge_part is None else edge_part.flatten(edges)
+    return GraphInstance(node_part.flatten(nodes), flat_edges, edge_links)
+
+
+@unflatten.register(Graph)
+def _unflatten_graph(space: Graph, x: Any) -> GraphInstance:
+    nodes, edges, edge_links = _check_graph("unflatten", space, x)
+    node_part, edge_part = _flat_parts(space)
+    unflat_edges = None if edges is None or edge_part is None else edge_part.unflatten(edges)
+    return GraphInstance(node_part.unflatten(nodes), unflat_edges, edge_links)
+
+
+@is_space_dtype_shape_equiv.register(Graph)
+def _is_space_dtype_shape_equiv_graph(space_1: Graph, space_2: Space[Any]) -> bool:
+    if not isinstance(space_2, Graph) or not is_space_dtype_shape_equiv(
+        space_1.node_space, space_2.node_space
+    ):
+        return False
+    if space_1.edge_space is None or space_2.edge_space is None:
+        return space_1.edge_space is None and space_2.edge_space is None
+    return is_space_dtype_shape_equiv(space_1.edge_space, space_2.edge_space)
+
+
+@batch_space.register(Graph)
+def _batch_space_graph(space: Graph, n: int = 1) -> Space[Any]:
+    return tuple_of_copies(Tuple, space, n)
+
+
+@batch_differing_spaces.register(Graph)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_graph(spaces: Sequence[Graph]) -> Space[Any]:  # type: ignore[misc]
+    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
+
+
+@concatenate.register(Graph)
+def _concatenate_graph(space: Graph, items: Iterable[Any], out: Any) -> tuple[Any, ...]:
+    # Graphs have no fixed size, so a batch is a tuple of them; ``out`` has nothing to hold them.
+    return tuple(items)
+
+
+@iterate.register(Graph)
+def _iterate_graph(space: Graph, items: Any) -> Iterator[Any]:
+    raise CustomSpaceError(
+        message(
+            "iterate needs a batched space, and a Graph is never one",
+            expected="the batched space, e.g. batch_space(space, n), which is a Tuple of Graphs",
+            got=repr(space),
+        )
+    )
+
+
+@create_empty_array.register(Graph)
+def _create_empty_array_graph(
+    space: Graph, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
+) -> tuple[GraphInstance, ...]:
+    n = check_count("create_empty_array", n)
+    edge_space = space.edge_space
+    return tuple(
+        GraphInstance(
+            nodes=create_empty_array(space.node_space, 1, fn),
+            edges=None if edge_space is None else create_empty_array(edge_space, 1, fn),
+            edge_links=None if edge_space is None else fn((1, 2), dtype=np.int32),
+        )
+        for _ in range(n)
+    )

@@ -1,1 +1,169 @@
-"""Placeholder: being written."""
+"""Operations on :class:`~vecspaces.spaces.Sequence` spaces.
+
+Flat layout: none of fixed size (``flatdim`` raises :class:`~vecspaces.error.NotFlattenableError`).
+``flatten`` keeps the sequence and flattens its items: a tuple of flattened items, or with ``stack=True`` the
+stack of the flattened items (an array of shape ``(length, flatdim(feature))`` for a flattenable feature
+space). ``flatten_space`` is ``Sequence(flatten_space(feature), stack=stack)``.
+
+Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch is a tuple of ``n``
+sequences. ``create_empty_array`` gives ``n`` empty sequences: ``()`` or, with ``stack=True``, a stack of
+length 0 (where Gymnasium gives stacks of length 1, which are not empty and may hold values outside the
+feature space).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Sequence as SequenceOf
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    concatenate,
+    create_empty_array,
+    iterate,
+    tuple_of_copies,
+)
+from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces.error import (
+    CustomSpaceError,
+    InvalidTypeError,
+    InvalidValueError,
+    NotFlattenableError,
+    message,
+    show,
+)
+from vecspaces.spaces.sequence import Sequence, empty_stack, stack_items, unstack
+from vecspaces.spaces.space import Space
+from vecspaces.spaces.tuple import Tuple
+
+
+class _FlatParts:
+    """What flattening a stacked Sequence needs, computed once per space.
+
+    That is the flat feature space and its batched form, which splits a flat stack into rows.
+    """
+
+    def __init__(self, space: Sequence) -> None:
+        self.flat_space = flatten_space(space.feature_space)
+        self.batch_flat_space = batch_space(self.flat_space, 1)
+
+
+def _flat_parts(space: Sequence) -> _FlatParts:
+    """The space's :class:`_FlatParts`, cached on the space (spaces do not change after construction)."""
+    parts: _FlatParts | None = space.__dict__.get("_flat_parts")
+    if parts is None:
+        parts = space.__dict__["_flat_parts"] = _FlatParts(space)
+    return parts
+
+
+@flatdim.register(Sequence)
+def _flatdim_sequence(space: Sequence) -> int:
+    raise NotFlattenableError(
+        message(
+            "flatdim is undefined for a Sequence: its length varies",
+            expected="a space with a fixed-size flat form",
+            got=repr(space),
+            fix="flatten_space(space) gives a Sequence of flattened items instead",
+        )
+    )
+
+
+@flatten_space.register(Sequence)
+def _flatten_space_sequence(space: Sequence) -> Sequence:
+    return Sequence(flatten_space(space.feature_space), stack=space.stack)
+
+
+@flatten.register(Sequence)
+def _flatten_sequence(space: Sequence, x: Any) -> Any:
+    feature = space.feature_space
+    flatten_item = flatten.dispatch(type(feature))
+    if not space.stack:
+        _check_tuple("flatten", space, x)
+        return tuple([flatten_item(feature, item) for item in x])
+    flat_items = [flatten_item(feature, item) for item in space._unstack(x)]
+    parts = _flat_parts(space)
+    return stack_items(parts.flat_space, flat_items)
+
+
+@unflatten.register(Sequence)
+def _unflatten_sequence(space: Sequence, x: Any) -> Any:
+    feature = space.feature_space
+    unflatten_item = unflatten.dispatch(type(feature))
+    if not space.stack:
+        _check_tuple("unflatten", space, x)
+        return tuple([unflatten_item(feature, item) for item in x])
+    parts = _flat_parts(space)
+    rows = unstack(parts.flat_space, parts.batch_flat_space, x)
+    items = [unflatten_item(feature, row) for row in rows]
+    return stack_items(feature, items)
+
+
+def _check_tuple(operation: str, space: Sequence, x: Any) -> None:
+    if not isinstance(x, (tuple, list)):
+        raise InvalidTypeError(
+            message(
+                f"{operation} of {space!r} needs a tuple of items",
+                expected="a tuple (or list) of feature values",
+                got=show(x),
+            )
+        )
+
+
+@is_space_dtype_shape_equiv.register(Sequence)
+def _is_space_dtype_shape_equiv_sequence(space_1: Sequence, space_2: Space[Any]) -> bool:
+    return (
+        isinstance(space_2, Sequence)
+        and space_1.stack == space_2.stack
+        and is_space_dtype_shape_equiv(space_1.feature_space, space_2.feature_space)
+    )
+
+
+@batch_space.register(Sequence)
+def _batch_space_sequence(space: Sequence, n: int = 1) -> Space[Any]:
+    return tuple_of_copies(Tuple, space, n)
+
+
+@batch_differing_spaces.register(Sequence)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_sequence(spaces: SequenceOf[Sequence]) -> Space[Any]:  # type: ignore[misc]
+    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
+
+
+@concatenate.register(Sequence)
+def _concatenate_sequence(space: Sequence, items: Iterable[Any], out: Any) -> tuple[Any, ...]:
+    # Sequences have no fixed size, so a batch is a tuple of them; ``out`` has nothing to hold them.
+    return tuple(items)
+
+
+@iterate.register(Sequence)
+def _iterate_sequence(space: Sequence, items: Any) -> Iterator[Any]:
+    raise CustomSpaceError(
+        message(
+            "iterate needs a batched space, and a Sequence is never one",
+            expected="the batched space, e.g. batch_space(space, n), which is a Tuple of Sequences",
+            got=repr(space),
+        )
+    )
+
+
+@create_empty_array.register(Sequence)
+def _create_empty_array_sequence(
+    space: Sequence, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
+) -> tuple[Any, ...]:
+    n = check_count("create_empty_array", n)
+    if space.stack:
+        return tuple(empty_stack(space.feature_space, fn) for _ in range(n))
+    return tuple(() for _ in range(n))
+
+
+def check_count(operation: str, n: object) -> int:
+    """Check that ``n`` is a batch size >= 0 (an empty batch is valid here) and return it as an int."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidValueError(
+            message(f"{operation} batch size is invalid", expected="an int >= 0", got=show(n))
+        )
+    return int(n)
