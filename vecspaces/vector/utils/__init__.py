@@ -1,9 +1,33 @@
 """Vector utilities: batch spaces and values, and share batches between processes.
 
 A drop-in replacement for ``gymnasium.vector.utils``. The batching functions are ``functools.singledispatch``
-functions; see ``vecspaces._ops.batch`` for the rule that custom spaces follow.
+functions; see ``vecspaces._ops.batch`` for the rule that custom spaces follow. The shared-memory functions
+are built on a layout compiled once per space (:class:`SharedLayout`, bound to a buffer as
+:class:`SharedBatch`); see ``vecspaces.vector.utils.shared_memory`` for how they differ from Gymnasium's.
 """
 
 from vecspaces._ops.batch import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
+from vecspaces._ops.layout import layout_nodes
+from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
+from vecspaces.vector.utils.misc import CloudpickleWrapper, clear_mpi_env_vars
+from vecspaces.vector.utils.shared_memory import (
+    create_shared_memory,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
 
-__all__ = ["batch_differing_spaces", "batch_space", "concatenate", "create_empty_array", "iterate"]
+__all__ = [
+    "CloudpickleWrapper",
+    "SharedBatch",
+    "SharedLayout",
+    "batch_differing_spaces",
+    "batch_space",
+    "clear_mpi_env_vars",
+    "concatenate",
+    "create_empty_array",
+    "create_shared_memory",
+    "iterate",
+    "layout_nodes",
+    "read_from_shared_memory",
+    "write_to_shared_memory",
+]
