@@ -15,9 +15,11 @@ from tests.helpers import assert_same_value, same_rng_state
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, NotFlattenableError
 from vecspaces.spaces import (
     Box,
+    Dict,
     Discrete,
     MultiBinary,
     OneOf,
+    Sequence,
     Space,
     Text,
     Tuple,
@@ -34,20 +36,6 @@ from vecspaces.vector.utils import (
     create_empty_array,
     iterate,
 )
-
-
-class Opaque(Space[int]):
-    """A custom space without a flat form."""
-
-    @property
-    def is_np_flattenable(self) -> bool:
-        return False
-
-    def sample(self, mask: Any = None, probability: Any = None) -> int:
-        return 0
-
-    def contains(self, x: Any) -> bool:
-        return x == 0
 
 
 def mixed() -> OneOf[Any]:
@@ -101,7 +89,7 @@ def test_gymnasium_space_gets_a_hint() -> None:
 
 def test_is_np_flattenable() -> None:
     assert mixed().is_np_flattenable
-    assert not OneOf((Discrete(2), Opaque())).is_np_flattenable
+    assert not OneOf((Discrete(2), Sequence(Discrete(2)))).is_np_flattenable
 
 
 # --- seeding ------------------------------------------------------------------------------------------------
@@ -307,6 +295,22 @@ def test_pickle_and_deepcopy_keep_every_generator_state() -> None:
         assert_same_value(draws(clone, 10), draws(copy.deepcopy(space), 10))
 
 
+def test_jsonable_round_trip_with_container_branches() -> None:
+    space = OneOf(
+        (
+            Dict(a=Discrete(3), b=Text(2, charset="xy")),
+            Tuple((Box(0, 1, (2,), np.float32), Discrete(2))),
+            Tuple((Discrete(4),)),
+            OneOf((Text(2), Sequence(Discrete(2)))),
+        ),
+        seed=1,
+    )
+    batch = draws(space, 40)
+    assert {int(index) for index, _ in batch} == {0, 1, 2, 3}
+    data = json.loads(json.dumps(space.to_jsonable(batch)))
+    assert_same_value(space.from_jsonable(data), batch)
+
+
 def test_jsonable_round_trip() -> None:
     space = mixed()
     space.seed(6)
@@ -405,15 +409,32 @@ def test_unflatten_errors(x: Any, error: type[Exception]) -> None:
         unflatten(space, x)
 
 
-def test_not_flattenable_branch() -> None:
-    space = OneOf((Discrete(2), Opaque()))
-    for operation in (flatdim, flatten_space):
-        with pytest.raises(NotFlattenableError, match=r"spaces\[1\]"):
-            operation(space)
-    with pytest.raises(NotFlattenableError):
-        flatten(space, (0, np.int64(1)))
-    with pytest.raises(NotFlattenableError):
-        unflatten(space, np.zeros(3))
+def test_branch_without_fixed_flat_size_keeps_the_structure() -> None:
+    space = OneOf((Discrete(3), Sequence(Box(0, 1, (2,), np.int64))), seed=0)
+    with pytest.raises(NotFlattenableError, match=r"spaces\[1\]"):
+        flatdim(space)
+    flat_space = flatten_space(space)
+    assert flat_space == OneOf((flatten_space(Discrete(3)), Sequence(Box(0, 1, (2,), np.int64))))
+    assert_same_value(flatten(space, (1, (np.array([1, 0]),))), (np.int64(1), (np.array([1, 0]),)))
+    assert_same_value(flatten(space, (np.int64(0), np.int64(2))), (np.int64(0), np.array([0, 0, 1])))
+    for x in draws(space, 30):
+        flat = flatten(space, x)
+        assert flat in flat_space
+        assert_same_value(unflatten(space, flat), x)
+
+
+@pytest.mark.parametrize(
+    ("x", "error"),
+    [
+        (np.array([0, 0, 0, 1]), InvalidTypeError),
+        ([0, np.array([1, 0, 0])], InvalidTypeError),
+        ((2, ()), InvalidValueError),
+        ((np.True_, ()), InvalidTypeError),
+    ],
+)
+def test_structured_unflatten_errors(x: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        unflatten(OneOf((Discrete(3), Sequence(Discrete(2)))), x)
 
 
 def test_is_space_dtype_shape_equiv() -> None:

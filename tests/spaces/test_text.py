@@ -59,6 +59,12 @@ def test_other_charsets_keep_order_without_duplicates(charset: Any) -> None:
     assert space.character_set == frozenset("abc")
 
 
+def test_numpy_string_charset_gives_plain_strings() -> None:
+    space = Text(3, charset=np.array(["b", "a"]))
+    assert space.character_list == ("b", "a")
+    assert all(type(char) is str for char in space.character_list)
+
+
 def test_lengths_accept_numpy_integers() -> None:
     space = Text(np.int64(4), min_length=np.int32(2))
     assert (space.min_length, space.max_length) == (2, 4)
@@ -109,7 +115,7 @@ def test_character_index() -> None:
     assert type(space.character_index("b")) is np.int32
     with pytest.raises(InvalidValueError, match="'z'"):
         space.character_index("z")
-    with pytest.raises(InvalidValueError):
+    with pytest.raises(InvalidTypeError):
         space.character_index(0)  # type: ignore[arg-type]
 
 

@@ -8,10 +8,14 @@ branch's bounds there and the zero padding, so ``flatten(space, x) in flatten_sp
 (Gymnasium pads with the branch's first entry instead, so the two libraries' flat vectors differ after the end
 of a short branch; ``unflatten`` reads the same values from both.)
 
+When a branch has no fixed-size flat form (a Sequence or Graph inside), ``flatdim`` raises NotFlattenableError
+and the structure is kept instead, as Tuple and Dict do: ``flatten`` gives ``(np.int64(index), flat_value)``
+and ``flatten_space`` is the OneOf of the flattened branches. (Gymnasium raises for such spaces.)
+
 Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch of values is a ``tuple``
 of ``(index, value)`` pairs. ``create_empty_array`` fills it with ``(np.int64(0), v)``, ``v`` being branch 0's
-own empty-array placeholder, so a placeholder is a value of the space whenever branch 0's is (always for
-Discrete, Text and array spaces whose bounds contain 0), unlike Gymnasium's ``()``.
+own empty-array placeholder, so a placeholder is a value of the space whenever branch 0's is (always for a
+Text; for array spaces when their range contains 0), where Gymnasium gives ``()``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
-import numpy.typing as npt
 
 from vecspaces._ops.batch import (
     batch_differing_spaces,
@@ -76,39 +79,53 @@ def _index_fits(dtype: np.dtype[Any], index: int) -> bool:
     return index <= 2 ** (np.finfo(dtype).nmant + 1)  # floats hold whole numbers exactly up to here
 
 
-def _layout(space: OneOf[Any]) -> _FlatLayout:
-    layout: _FlatLayout | None = getattr(space, "_flat_layout", None)
-    if layout is not None:
-        return layout
-    for index, branch in enumerate(space.spaces):
-        if not branch.is_np_flattenable:
-            raise NotFlattenableError(
-                message(
-                    "OneOf cannot be flattened to a fixed-size vector",
-                    expected="branches that all flatten to fixed-size vectors",
-                    got=repr(branch),
-                    at=f"spaces[{index}]",
-                )
-            )
+# What the layout cache holds for a OneOf with a branch that has no fixed-size flat form.
+_STRUCTURED = "structured"
+
+
+def _layout(space: OneOf[Any]) -> _FlatLayout | None:
+    """The flat layout of ``space``, or None when a branch has no fixed-size flat form."""
+    layout = getattr(space, "_flat_layout", None)
+    if layout is None:
+        layout = _compute_layout(space)
+        space._flat_layout = layout
+    return layout if isinstance(layout, _FlatLayout) else None
+
+
+def _compute_layout(space: OneOf[Any]) -> _FlatLayout | str:
+    if not space.is_np_flattenable:
+        return _STRUCTURED
     branch_sizes = tuple(flatdim(branch) for branch in space.spaces)
     branch_dtypes = tuple(np.dtype(flatten_space(branch).dtype) for branch in space.spaces)
     dtype = flat_dtype(list(branch_dtypes))
     largest_index = len(space.spaces) - 1
     if not _index_fits(dtype, largest_index):
         dtype = np.result_type(dtype, np.min_scalar_type(largest_index))
-    layout = _FlatLayout(1 + max(branch_sizes), dtype, branch_sizes, branch_dtypes)
-    space._flat_layout = layout
-    return layout
+    return _FlatLayout(1 + max(branch_sizes), dtype, branch_sizes, branch_dtypes)
 
 
 @flatdim.register(OneOf)
 def _flatdim_oneof(space: OneOf[Any]) -> int:
-    return _layout(space).size
+    layout = _layout(space)
+    if layout is None:
+        index = next(i for i, branch in enumerate(space.spaces) if not branch.is_np_flattenable)
+        raise NotFlattenableError(
+            message(
+                "OneOf has no fixed flat size",
+                expected="branches that all flatten to fixed-size vectors",
+                got=repr(space.spaces[index]),
+                at=f"spaces[{index}]",
+                fix="flatten and unflatten still work and keep the (index, value) structure",
+            )
+        )
+    return layout.size
 
 
 @flatten_space.register(OneOf)
-def _flatten_space_oneof(space: OneOf[Any]) -> Box:
+def _flatten_space_oneof(space: OneOf[Any]) -> Space[Any]:
     layout = _layout(space)
+    if layout is None:
+        return OneOf([flatten_space(branch) for branch in space.spaces])
     # Row b holds branch b's bounds followed by the zero padding its flat values carry.
     lows = np.zeros((len(space.spaces), layout.size), dtype=layout.dtype)
     highs = np.zeros_like(lows)
@@ -120,30 +137,32 @@ def _flatten_space_oneof(space: OneOf[Any]) -> Box:
     return Box(lows.min(axis=0), highs.max(axis=0), shape=(layout.size,), dtype=layout.dtype)
 
 
-def _split(space: OneOf[Any], x: Any) -> tuple[int, Any]:
-    """Check that ``x`` is an ``(index, value)`` pair with a valid index, for flatten."""
+def _split(space: OneOf[Any], x: Any, operation: str) -> tuple[int, Any]:
+    """Check that ``x`` is an ``(index, value)`` pair with a valid index."""
     expected = f"a tuple (index, value) with an integer index in [0, {len(space.spaces) - 1}]"
     if not isinstance(x, tuple) or len(x) != 2:
         raise InvalidTypeError(
-            message("flatten of a OneOf needs an (index, value) pair", expected=expected, got=show(x))
+            message(f"{operation} of a OneOf needs an (index, value) pair", expected=expected, got=show(x))
         )
     index = x[0]
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise InvalidTypeError(
-            message("flatten of a OneOf got a non-integer index", expected=expected, got=show(index))
+            message(f"{operation} of a OneOf got a non-integer index", expected=expected, got=show(index))
         )
     if not 0 <= index < len(space.spaces):
         raise InvalidValueError(
-            message("flatten of a OneOf got an index out of range", expected=expected, got=show(index))
+            message(f"{operation} of a OneOf got an index out of range", expected=expected, got=show(index))
         )
     return int(index), x[1]
 
 
 @flatten.register(OneOf)
-def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> npt.NDArray[Any]:
-    index, value = _split(space, x)
+def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> Any:
+    index, value = _split(space, x, "flatten")
     layout = _layout(space)
     flat_value = flatten(space.spaces[index], value)
+    if layout is None:
+        return np.int64(index), flat_value
     out = np.zeros(layout.size, dtype=layout.dtype)
     out[0] = index
     out[1 : 1 + layout.branch_sizes[index]] = flat_value
@@ -151,9 +170,12 @@ def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> npt.NDArray[Any]:
 
 
 @unflatten.register(OneOf)
-def _unflatten_oneof(space: OneOf[Any], x: npt.NDArray[Any]) -> tuple[np.int64, Any]:
-    x = as_flat_array(x, "a OneOf")
+def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
     layout = _layout(space)
+    if layout is None:
+        index, flat_value = _split(space, x, "unflatten")
+        return np.int64(index), unflatten(space.spaces[index], flat_value)
+    x = as_flat_array(x, "a OneOf")
     if x.shape[0] != layout.size:
         raise InvalidValueError(
             message(

@@ -9,7 +9,9 @@ import numpy as np
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import reject_both
+from vecspaces.spaces.dict import Dict
 from vecspaces.spaces.space import Space, derive_seeds
+from vecspaces.spaces.tuple import Tuple
 
 __all__ = ["OneOf"]
 
@@ -199,12 +201,21 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
     def to_jsonable(self, sample_n: Iterable[tuple[Any, Any]]) -> list[list[Any]]:
         """Convert a batch of values to JSON-serialisable ``[[index, branch_json], ...]``.
 
+        ``branch_json`` is the branch's JSON for the one value, as Gymnasium writes it. A Dict or Tuple branch
+        writes its JSON column-wise, so for those ``branch_json`` is the branch's JSON of the batch of one
+        value (Gymnasium writes only its first column there and cannot read it back).
+
         Example:
             >>> from vecspaces.spaces import Discrete, Text
             >>> OneOf([Discrete(2), Text(3)]).to_jsonable([(np.int64(1), "ab")])
             [[1, 'ab']]
         """
-        return [[int(index), self.spaces[index].to_jsonable([value])[0]] for index, value in sample_n]
+        result = []
+        for index, value in sample_n:
+            branch = self.spaces[index]
+            data = branch.to_jsonable([value])
+            result.append([int(index), data if _column_wise(branch) else data[0]])
+        return result
 
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[tuple[np.int64, Any]]:
         """Convert the output of :meth:`to_jsonable` back to a batch of values.
@@ -214,7 +225,13 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
             >>> OneOf([Discrete(2), Text(3)]).from_jsonable([[1, "ab"]])
             [(np.int64(1), 'ab')]
         """
-        return [(np.int64(index), self.spaces[index].from_jsonable([value])[0]) for index, value in sample_n]
+        result = []
+        for index, data in sample_n:
+            branch = self.spaces[index]
+            result.append(
+                (np.int64(index), branch.from_jsonable(data if _column_wise(branch) else [data])[0])
+            )
+        return result
 
     @overload
     def __getitem__(self, index: int) -> Space[T_co]: ...
@@ -241,3 +258,14 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
     def __eq__(self, other: object) -> bool:
         """Whether ``other`` is a OneOf with equal branches in the same order."""
         return isinstance(other, OneOf) and self.spaces == other.spaces
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The flat layout cache is derived from the branches; copies and pickles rebuild it when needed.
+        state = self.__dict__.copy()
+        state["_flat_layout"] = None
+        return state
+
+
+def _column_wise(space: Space[Any]) -> bool:
+    """Whether ``space.to_jsonable`` writes a batch as columns (one per child), not one entry per value."""
+    return isinstance(space, (Dict, Tuple))

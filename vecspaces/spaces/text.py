@@ -50,6 +50,7 @@ def _character_list(charset: Iterable[str]) -> tuple[str, ...]:
             raise InvalidTypeError(
                 message("Text charset holds a non-string element", expected=expected, got=show(element))
             )
+    elements = [str(element) for element in elements]  # np.str_ elements become plain str
     too_long = [element for element in elements if len(element) != 1]
     if too_long:
         raise InvalidValueError(
@@ -157,13 +158,18 @@ class Text(Space[str]):
         """Return the index of ``char`` in :attr:`character_list`.
 
         Raises:
+            InvalidTypeError: ``char`` is not a string.
             InvalidValueError: ``char`` is not in the charset.
 
         Example:
             >>> Text(3, charset="cab").character_index("a")
             np.int32(1)
         """
-        code = self._char_codes.get(char) if isinstance(char, str) else None
+        if not isinstance(char, str):
+            raise InvalidTypeError(
+                message("Text character_index needs a string", expected="a one-character str", got=show(char))
+            )
+        code = self._char_codes.get(char)
         if code is None:
             raise InvalidValueError(
                 message(
