@@ -1,1 +1,233 @@
-"""Placeholder: being written."""
+"""The operations on :class:`~vecspaces.spaces.Box`.
+
+Flat layout: the value's entries in C order, as a 1-D array of the box's dtype with ``prod(shape)`` entries.
+``flatten_space`` is a Box of the flattened bounds and the same dtype (and boundedness flags).
+
+Batched type: a Box of shape ``(n, *shape)`` and the same dtype; a batch of values is one array whose row
+``i`` is the ``i``-th value. ``batch_differing_spaces`` stacks the bounds of boxes that share a shape and
+dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    check_batch_size,
+    concatenate,
+    create_empty_array,
+    iterate,
+)
+from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces.box import Box
+from vecspaces.spaces.space import Space
+
+__all__: list[str] = []
+
+
+@flatdim.register(Box)
+def _flatdim_box(space: Box) -> int:
+    return math.prod(space.shape)
+
+
+@flatten_space.register(Box)
+def _flatten_space_box(space: Box) -> Box:
+    return Box._from_checked(
+        space.low.flatten(),
+        space.high.flatten(),
+        space.bounded_below.flatten(),
+        space.bounded_above.flatten(),
+    )
+
+
+@flatten.register(Box)
+def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
+    if type(x) is np.ndarray and x.dtype == space.dtype and x.shape == space._shape:
+        return x.ravel()  # a view unless x is not contiguous
+    try:
+        flat = np.asarray(x, dtype=space.dtype).reshape(-1)  # a view when x already has the dtype
+    except (ValueError, TypeError, OverflowError) as error:
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value it cannot convert", expected="a numeric array", got=show(x)
+            )
+        ) from error
+    if flat.size != math.prod(space.shape):
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value of the wrong size",
+                expected=f"an array of shape {space.shape}",
+                got=show(x),
+            )
+        )
+    return flat
+
+
+@unflatten.register(Box)
+def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
+    try:
+        if type(x) is np.ndarray and x.dtype == space.dtype:
+            return x.reshape(space._shape)
+        return np.asarray(x, dtype=space.dtype).reshape(space.shape)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise InvalidValueError(
+            message(
+                f"unflatten of {space!r} got a value that does not fit",
+                expected=f"a numeric array of {math.prod(space.shape)} entries",
+                got=show(x),
+            )
+        ) from error
+
+
+@is_space_dtype_shape_equiv.register(Box)
+def _is_space_dtype_shape_equiv_box(space_1: Box, space_2: Space[Any]) -> bool:
+    return (
+        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+    )
+
+
+@batch_space.register(Box)
+def _batch_space_box(space: Box, n: int = 1) -> Box:
+    n = check_batch_size("batch_space", n)
+
+    def stack(array: NDArray[Any]) -> NDArray[Any]:
+        return np.broadcast_to(array, (n, *array.shape)).copy()
+
+    return Box._from_checked(
+        stack(space.low),
+        stack(space.high),
+        stack(space.bounded_below),
+        stack(space.bounded_above),
+        seed=deepcopy(space.np_random),
+    )
+
+
+@batch_differing_spaces.register(Box)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_box(spaces: Sequence[Box]) -> Box:  # type: ignore[misc]
+    first = spaces[0]
+    for index, space in enumerate(spaces):
+        if space.dtype != first.dtype or space.shape != first.shape:
+            raise InvalidValueError(
+                message(
+                    "batch_differing_spaces needs Boxes of one shape and dtype",
+                    expected=f"shape {first.shape} and dtype {first.dtype} (those of spaces[0])",
+                    got=f"shape {space.shape} and dtype {space.dtype}",
+                    at=f"spaces[{index}]",
+                )
+            )
+    return Box._from_checked(
+        np.stack([space.low for space in spaces]),
+        np.stack([space.high for space in spaces]),
+        np.stack([space.bounded_below for space in spaces]),
+        np.stack([space.bounded_above for space in spaces]),
+        seed=deepcopy(first.np_random),
+    )
+
+
+@concatenate.register(Box)
+def _concatenate_box(space: Box, items: Iterable[Any], out: NDArray[Any]) -> NDArray[Any]:
+    if not isinstance(items, (list, tuple)):
+        items = list(items)
+    try:
+        return np.stack(items, axis=0, out=out)
+    except (ValueError, TypeError) as error:
+        raise _concatenate_error(space, items, out) from error
+
+
+def _concatenate_error(space: Box, items: Sequence[Any], out: Any) -> Exception:
+    """Explain why ``items`` could not be stacked into ``out``."""
+    if out is not None and not isinstance(out, np.ndarray):
+        return InvalidTypeError(
+            message(
+                f"concatenate of {space!r} needs an array to write into",
+                expected="a numpy array",
+                got=show(out),
+            )
+        )
+    if out is not None and out.shape[1:] != space.shape:
+        return InvalidValueError(
+            message(
+                f"concatenate of {space!r} got an out array of the wrong shape",
+                expected=f"shape {_batched_shape(space.shape)}",
+                got=show(out),
+            )
+        )
+    if out is not None and len(items) != len(out):
+        return InvalidValueError(
+            message(
+                f"concatenate of {space!r} got the wrong number of items",
+                expected=f"{len(out)} items (the length of out)",
+                got=f"{len(items)} items",
+            )
+        )
+    for index, item in enumerate(items):
+        item_shape = np.shape(item)
+        if item_shape != space.shape:
+            return InvalidValueError(
+                message(
+                    f"concatenate of {space!r} got an item of the wrong shape",
+                    expected=f"shape {space.shape}",
+                    got=f"shape {item_shape}",
+                    at=f"items[{index}]",
+                )
+            )
+        item_dtype = np.asarray(item).dtype
+        if out is not None and not np.can_cast(item_dtype, out.dtype, "same_kind"):
+            return InvalidTypeError(
+                message(
+                    f"concatenate of {space!r} got an item of a dtype out cannot hold",
+                    expected=f"a dtype that casts to {out.dtype}",
+                    got=f"dtype {item_dtype}",
+                    at=f"items[{index}]",
+                )
+            )
+    return InvalidValueError(
+        message(
+            f"concatenate of {space!r} cannot stack the items",
+            expected="arrays of the space",
+            got=show(items),
+        )
+    )
+
+
+def _batched_shape(shape: tuple[int, ...]) -> str:
+    return "(n" + "".join(f", {dim}" for dim in shape) + (")" if shape else ",)")
+
+
+@iterate.register(Box)
+def _iterate_box(space: Box, items: Any) -> Iterator[Any]:
+    if space.shape == ():
+        raise InvalidTypeError(
+            message(
+                "iterate needs a batched space",
+                expected="a Box with a batch axis, as made by batch_space",
+                got=f"{space!r}",
+            )
+        )
+    try:
+        return iter(items)
+    except TypeError as error:
+        raise InvalidTypeError(
+            message(
+                f"iterate over {space!r} got a value it cannot iterate",
+                expected="a batched array",
+                got=show(items),
+            )
+        ) from error
+
+
+@create_empty_array.register(Box)
+def _create_empty_array_box(
+    space: Box, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
+) -> NDArray[Any]:
+    n = check_batch_size("create_empty_array", n)
+    return fn((n, *space.shape), dtype=space.dtype)
