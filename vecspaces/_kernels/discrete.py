@@ -1,1 +1,223 @@
-"""Placeholder: being written."""
+"""The operations on :class:`~vecspaces.spaces.Discrete` spaces.
+
+Flat layout: a one-hot vector of length ``n`` in the space's dtype; value ``v`` sets entry ``v - start``.
+Batched type: ``MultiDiscrete`` of shape ``(n_envs,)`` with ``nvec`` full of ``n`` and ``start`` full of
+``start``; a batched value is a 1-D array of the space's dtype. There is no batched Discrete, so ``iterate``
+on a Discrete is an error (iterate over its batched MultiDiscrete instead).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    check_batch_size,
+    concatenate,
+    create_empty_array,
+    iterate,
+)
+from vecspaces._ops.flatten import (
+    as_flat_array,
+    flatdim,
+    flatten,
+    flatten_space,
+    is_space_dtype_shape_equiv,
+    unflatten,
+)
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces.box import Box
+from vecspaces.spaces.discrete import Discrete
+from vecspaces.spaces.multi_discrete import MultiDiscrete
+from vecspaces.spaces.space import Space
+
+
+@flatdim.register(Discrete)
+def _flatdim_discrete(space: Discrete) -> int:
+    return int(space.n)
+
+
+@flatten_space.register(Discrete)
+def _flatten_space_discrete(space: Discrete) -> Box:
+    return Box(low=0, high=1, shape=(int(space.n),), dtype=space.dtype)
+
+
+@flatten.register(Discrete)
+def _flatten_discrete(space: Discrete, x: Any) -> npt.NDArray[np.integer[Any]]:
+    try:
+        index = operator.index(x) - space._low
+    except TypeError:
+        raise InvalidTypeError(
+            message(f"flatten of {space!r} needs an integer", expected="an int in the space", got=show(x))
+        ) from None
+    if not 0 <= index < space._count:
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value outside the space",
+                expected=f"an int in [{space._low}, {space._high}]",
+                got=show(x),
+            )
+        )
+    one_hot = np.zeros(space._count, dtype=space.dtype)
+    one_hot[index] = 1
+    return one_hot
+
+
+@unflatten.register(Discrete)
+def _unflatten_discrete(space: Discrete, x: Any) -> np.integer[Any]:
+    if type(x) is not np.ndarray or x.ndim != 1:
+        x = as_flat_array(x, repr(space))
+    if x.shape[0] != space._count:
+        raise InvalidValueError(
+            message(
+                f"unflatten of {space!r} got a vector of the wrong length",
+                expected=f"a one-hot vector of length {space._count}",
+                got=show(x),
+            )
+        )
+    hits = x.nonzero()[0]
+    if hits.size == 0:
+        raise InvalidValueError(
+            message(
+                f"unflatten got a vector that is not a one-hot vector for {space!r}",
+                expected="a vector with a nonzero entry, as made by flatten",
+                got=show(x),
+                fix="only values made by flatten can be unflattened, not any sample of flatten_space",
+            )
+        )
+    # Like Gymnasium, a multi-hot vector gives its first nonzero entry.
+    return space._scalar_type(space._low + int(hits[0]))
+
+
+@is_space_dtype_shape_equiv.register(Discrete)
+def _is_space_dtype_shape_equiv_discrete(space_1: Discrete, space_2: Space[Any]) -> bool:
+    return (
+        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+    )
+
+
+@batch_space.register(Discrete)
+def _batch_space_discrete(space: Discrete, n: int = 1) -> MultiDiscrete:
+    n = check_batch_size("batch_space", n)
+    return MultiDiscrete(
+        np.full((n,), space.n, dtype=space.dtype),
+        dtype=space.dtype,
+        seed=deepcopy(space.np_random),
+        start=np.full((n,), space.start, dtype=space.dtype),
+    )
+
+
+@batch_differing_spaces.register(Discrete)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_discrete(spaces: Sequence[Discrete]) -> MultiDiscrete:  # type: ignore[misc]
+    counts = [int(space.n) for space in spaces]
+    starts = [int(space.start) for space in spaces]
+    # Gymnasium's rule: the dtype of the largest itemsize (the first one on a tie). When that dtype cannot
+    # hold every value (int32 and uint32 mixed, say), fall back to numpy's common type of all of them.
+    dtype = max((space.dtype for space in spaces), key=lambda dtype: dtype.itemsize)
+    info = np.iinfo(dtype)
+    if (
+        min(starts) < info.min
+        or max(first + count - 1 for first, count in zip(starts, counts, strict=True)) > info.max
+    ):
+        dtype = np.result_type(*(space.dtype for space in spaces))
+    return MultiDiscrete(
+        np.array(counts, dtype=dtype), dtype=dtype, seed=deepcopy(spaces[0].np_random), start=np.array(starts)
+    )
+
+
+@concatenate.register(Discrete)
+def _concatenate_discrete(space: Discrete, items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    return stack_into(space, items, out)
+
+
+@iterate.register(Discrete)
+def _iterate_discrete(space: Discrete, items: Any) -> Any:
+    raise InvalidTypeError(
+        message(
+            f"iterate got the unbatched space {space!r}",
+            expected="a batched space (a Discrete value is a scalar, there is no batched Discrete)",
+            got=show(items),
+            fix="iterate over batch_space(space, n), a MultiDiscrete",
+        )
+    )
+
+
+@create_empty_array.register(Discrete)
+def _create_empty_array_discrete(
+    space: Discrete, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
+) -> npt.NDArray[Any]:
+    return fn((check_batch_size("create_empty_array", n),), dtype=space.dtype)
+
+
+def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Copy one item per row into ``out`` (with ``same_kind`` casting, as ``np.stack``) and return ``out``.
+
+    Shared by the array spaces whose batch is a plain stack of their values.
+
+    Example:
+        >>> stack_into(Discrete(3), [np.int64(2), np.int64(0)], np.zeros(2, dtype=np.int64))
+        array([2, 0])
+    """
+    if not isinstance(out, np.ndarray):
+        raise InvalidTypeError(
+            message(
+                f"concatenate for {space!r} needs an array to fill",
+                expected="an array made by create_empty_array",
+                got=show(out),
+            )
+        )
+    if not isinstance(items, (list, tuple)):
+        items = list(items)
+    if out.ndim == 0 or len(items) != out.shape[0]:
+        raise InvalidValueError(
+            message(
+                f"concatenate for {space!r} got the wrong number of items",
+                expected=f"one item per row of out, {out.shape[0] if out.ndim else 0} items",
+                got=f"{len(items)} items",
+            )
+        )
+    try:
+        values = np.asarray(items)
+    except (ValueError, TypeError, OverflowError) as error:  # ragged items, or objects numpy cannot hold
+        raise InvalidValueError(
+            message(
+                f"concatenate for {space!r} got items of different shapes or kinds",
+                expected=f"values of shape {space.shape}",
+                got=show(items),
+            )
+        ) from error
+    if values.shape != out.shape:
+        raise InvalidValueError(
+            message(
+                f"concatenate for {space!r} got items of the wrong shape",
+                expected=f"values of shape {out.shape[1:]}",
+                got=f"items stacking to shape {values.shape}",
+            )
+        )
+    if not np.can_cast(values.dtype, out.dtype, casting="same_kind") and not _integers_fit(values, out.dtype):
+        raise InvalidTypeError(
+            message(
+                f"concatenate for {space!r} got items of a dtype that does not cast to {out.dtype}",
+                expected=f"values castable to {out.dtype} (same kind)",
+                got=f"items of dtype {values.dtype}",
+            )
+        )
+    np.copyto(out, values, casting="unsafe")  # checked above: same kind, or integers that fit
+    return out
+
+
+def _integers_fit(values: npt.NDArray[Any], dtype: np.dtype[Any]) -> bool:
+    # Python ints arrive as int64; they belong in a uint8 batch when their values fit.
+    if values.size == 0:
+        return True
+    if values.dtype.kind not in "iu" or dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    return bool(int(values.min()) >= info.min and int(values.max()) <= info.max)

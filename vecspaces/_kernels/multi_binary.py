@@ -1,1 +1,158 @@
-"""Placeholder: being written."""
+"""The operations on :class:`~vecspaces.spaces.MultiBinary` spaces.
+
+Flat layout: the value's entries in C order, int8, length ``prod(shape)``.
+Batched type: ``Box(0, 1, (n_envs, *shape), int8)``; a batched value is an int8 array whose rows are the
+per-env values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._kernels.discrete import stack_into
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    check_batch_size,
+    concatenate,
+    create_empty_array,
+    iterate,
+)
+from vecspaces._ops.flatten import (
+    as_flat_array,
+    flatdim,
+    flatten,
+    flatten_space,
+    is_space_dtype_shape_equiv,
+    unflatten,
+)
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces.box import Box
+from vecspaces.spaces.multi_binary import MultiBinary
+from vecspaces.spaces.space import Space
+
+_INT8 = np.dtype(np.int8)
+
+
+@flatdim.register(MultiBinary)
+def _flatdim_multi_binary(space: MultiBinary) -> int:
+    return space._size
+
+
+@flatten_space.register(MultiBinary)
+def _flatten_space_multi_binary(space: MultiBinary) -> Box:
+    return Box(low=0, high=1, shape=(space._size,), dtype=np.int8)
+
+
+@flatten.register(MultiBinary)
+def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
+    try:  # the common case first, as cheaply as possible: an int8 array of the right shape
+        if x.shape == space._shape and x.dtype is _INT8:
+            return x.flatten()  # a copy, as Gymnasium's: the flat value never aliases the caller's array
+    except AttributeError:
+        pass
+    x = as_array(space, x)
+    if x.shape != space._shape:
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value of the wrong shape",
+                expected=f"shape {space.shape}",
+                got=show(x),
+            )
+        )
+    return x.flatten()
+
+
+@unflatten.register(MultiBinary)
+def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
+    if type(x) is not np.ndarray or x.ndim != 1:
+        x = as_flat_array(x, repr(space))
+    if x.dtype is not _INT8:
+        x = x.astype(np.int8)
+    try:
+        return x.reshape(space._shape)
+    except ValueError:  # reshape checks the length for us; this is the rare path
+        raise InvalidValueError(
+            message(
+                f"unflatten of {space!r} got a vector of the wrong length",
+                expected=f"a vector of length {space._size}",
+                got=show(x),
+            )
+        ) from None
+
+
+@is_space_dtype_shape_equiv.register(MultiBinary)
+def _is_space_dtype_shape_equiv_multi_binary(space_1: MultiBinary, space_2: Space[Any]) -> bool:
+    return (
+        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+    )
+
+
+@batch_space.register(MultiBinary)
+def _batch_space_multi_binary(space: MultiBinary, n: int = 1) -> Box:
+    n = check_batch_size("batch_space", n)
+    return Box(low=0, high=1, shape=(n, *space.shape), dtype=np.int8, seed=deepcopy(space.np_random))
+
+
+@batch_differing_spaces.register(MultiBinary)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_multi_binary(spaces: Sequence[MultiBinary]) -> Box:  # type: ignore[misc]
+    shape = spaces[0].shape
+    for index, space in enumerate(spaces):
+        if space.shape != shape:
+            raise InvalidValueError(
+                message(
+                    "batch_differing_spaces needs MultiBinary spaces of one shape",
+                    expected=f"shape {shape}, as spaces[0]",
+                    got=repr(space),
+                    at=f"spaces[{index}]",
+                )
+            )
+    return Box(low=0, high=1, shape=(len(spaces), *shape), dtype=np.int8, seed=deepcopy(spaces[0].np_random))
+
+
+@concatenate.register(MultiBinary)
+def _concatenate_multi_binary(
+    space: MultiBinary, items: Iterable[Any], out: npt.NDArray[Any]
+) -> npt.NDArray[Any]:
+    return stack_into(space, items, out)
+
+
+@iterate.register(MultiBinary)
+def _iterate_multi_binary(space: MultiBinary, items: Any) -> Iterator[Any]:
+    # A batch of MultiBinary values has a Box space; Gymnasium still accepts the MultiBinary here.
+    if not isinstance(items, np.ndarray) or items.ndim == 0:
+        raise InvalidTypeError(
+            message(
+                f"iterate over {space!r} needs a batch",
+                expected="an array with a batch axis",
+                got=show(items),
+            )
+        )
+    return iter(items)
+
+
+@create_empty_array.register(MultiBinary)
+def _create_empty_array_multi_binary(
+    space: MultiBinary, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
+) -> npt.NDArray[Any]:
+    return fn((check_batch_size("create_empty_array", n), *space.shape), dtype=np.int8)
+
+
+def as_array(space: Space[Any], x: Any) -> npt.NDArray[Any]:
+    """Return ``x`` as an array of ``space.dtype`` for flatten, raising InvalidTypeError if it is not numeric.
+
+    Example:
+        >>> as_array(MultiBinary(2), [0, 1])
+        array([0, 1], dtype=int8)
+    """
+    try:
+        return np.asarray(x, dtype=space.dtype)
+    except (ValueError, TypeError, OverflowError):
+        raise InvalidTypeError(
+            message(f"flatten of {space!r} needs an array", expected=f"a value of {space!r}", got=show(x))
+        ) from None

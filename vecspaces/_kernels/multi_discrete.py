@@ -1,1 +1,232 @@
-"""Placeholder: being written."""
+"""The operations on :class:`~vecspaces.spaces.MultiDiscrete` spaces.
+
+Flat layout: one one-hot block per entry of the value, in C order; entry ``i`` has a block of ``nvec[i]``
+slots and value ``v`` sets slot ``v - start[i]`` of it. Length ``sum(nvec)``, in the space's dtype. Block
+offsets are computed in int64, so narrow dtypes with large sums (``MultiDiscrete([101] * 4, dtype=int8)``)
+flatten correctly.
+Batched type: ``Box(low=start, high=start + nvec - 1)`` tiled to shape ``(n_envs, *nvec.shape)`` in the
+space's dtype; a batched value is an array whose rows are the per-env values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._kernels.discrete import stack_into
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    check_batch_size,
+    concatenate,
+    create_empty_array,
+    iterate,
+)
+from vecspaces._ops.flatten import (
+    as_flat_array,
+    flatdim,
+    flatten,
+    flatten_space,
+    is_space_dtype_shape_equiv,
+    unflatten,
+)
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces.box import Box
+from vecspaces.spaces.multi_discrete import MultiDiscrete
+from vecspaces.spaces.space import Space
+
+
+@flatdim.register(MultiDiscrete)
+def _flatdim_multi_discrete(space: MultiDiscrete) -> int:
+    return int(space._offsets[-1])
+
+
+@flatten_space.register(MultiDiscrete)
+def _flatten_space_multi_discrete(space: MultiDiscrete) -> Box:
+    return Box(low=0, high=1, shape=(int(space._offsets[-1]),), dtype=space.dtype)
+
+
+@flatten.register(MultiDiscrete)
+def _flatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]]:
+    if type(x) is not np.ndarray or x.dtype != space.dtype:
+        x = _checked_values(space, x)
+    elif x.shape != space.shape:
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value of the wrong shape",
+                expected=f"shape {space.shape}",
+                got=show(x),
+            )
+        )
+    # In the space's dtype x - start may wrap around, but read as unsigned it is exactly the distance from
+    # start for every value in range, and a huge number for every value out of range.
+    distance = (x.reshape(-1) - space._flat_start).view(space._unsigned)
+    if not (distance < space._flat_span).all():
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value outside the space",
+                expected=f"values from start={space.start.tolist()} to {space._high.tolist()}",
+                got=show(x),
+            )
+        )
+    one_hot = np.zeros(int(space._offsets[-1]), dtype=space.dtype)
+    one_hot[space._block_starts + distance.astype(np.int64)] = 1
+    return one_hot
+
+
+def _checked_values(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]]:
+    """Convert a value of another dtype (or a list) to the space's dtype after checking it is in range."""
+    try:
+        values = np.asarray(x)
+    except (ValueError, TypeError, OverflowError):
+        values = None
+    if values is None or values.dtype.kind not in "biu":
+        raise InvalidTypeError(
+            message(
+                f"flatten of {space!r} needs an array of integers",
+                expected=f"a value of {space!r}",
+                got=show(x),
+            )
+        )
+    if values.shape != space.shape:
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value of the wrong shape",
+                expected=f"shape {space.shape}",
+                got=show(x),
+            )
+        )
+    # Compared in the wider of the two dtypes, before the cast that could wrap an out-of-range value around.
+    if not ((space.start <= values).all() and (values <= space._high).all()):
+        raise InvalidValueError(
+            message(
+                f"flatten of {space!r} got a value outside the space",
+                expected=f"values from start={space.start.tolist()} to {space._high.tolist()}",
+                got=show(x),
+            )
+        )
+    return values.astype(space.dtype)
+
+
+@unflatten.register(MultiDiscrete)
+def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]]:
+    if type(x) is not np.ndarray or x.ndim != 1:
+        x = as_flat_array(x, repr(space))
+    offsets = space._offsets
+    if x.shape[0] != offsets[-1]:
+        raise InvalidValueError(
+            message(
+                f"unflatten of {space!r} got a vector of the wrong length",
+                expected=f"{int(offsets[-1])} entries, one-hot blocks of sizes {space.nvec.ravel().tolist()}",
+                got=show(x),
+            )
+        )
+    hits = x.nonzero()[0]
+    starts = space._block_starts
+    if hits.size == starts.size and ((hits >= starts) & (hits < offsets[1:])).all():
+        indices = hits - starts  # the common case: exactly one nonzero entry per block
+    else:
+        indices = _first_hit_per_block(space, x)
+    values = indices.astype(space.dtype).reshape(space.shape)
+    values += space.start
+    return values
+
+
+def _first_hit_per_block(space: MultiDiscrete, x: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """Index of the first nonzero entry of each block, as Discrete's unflatten does for one block."""
+    offsets = space._offsets
+    total = int(offsets[-1])
+    positions = np.where(x != 0, np.arange(total), total)
+    first = np.minimum.reduceat(positions, space._block_starts)
+    empty = np.flatnonzero(first >= offsets[1:])
+    if empty.size:
+        raise InvalidValueError(
+            message(
+                f"unflatten got a vector that is not a concatenation of one-hot vectors for {space!r}",
+                expected="one nonzero entry in each block, as made by flatten",
+                got=f"{show(x)} with no nonzero entry in block {int(empty[0])}",
+                fix="only values made by flatten can be unflattened, not any sample of flatten_space",
+            )
+        )
+    return first - space._block_starts
+
+
+@is_space_dtype_shape_equiv.register(MultiDiscrete)
+def _is_space_dtype_shape_equiv_multi_discrete(space_1: MultiDiscrete, space_2: Space[Any]) -> bool:
+    return (
+        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+    )
+
+
+@batch_space.register(MultiDiscrete)
+def _batch_space_multi_discrete(space: MultiDiscrete, n: int = 1) -> Box:
+    n = check_batch_size("batch_space", n)
+    repeats = (n,) + (1,) * space.nvec.ndim
+    return Box(
+        low=np.tile(space.start, repeats),
+        high=np.tile(space._high, repeats),
+        dtype=space.dtype,
+        seed=deepcopy(space.np_random),
+    )
+
+
+@batch_differing_spaces.register(MultiDiscrete)  # dispatched on spaces[0], see vecspaces._ops.batch
+def _batch_differing_spaces_multi_discrete(spaces: Sequence[MultiDiscrete]) -> Box:  # type: ignore[misc]
+    first = spaces[0]
+    for index, space in enumerate(spaces):
+        if space.dtype != first.dtype:
+            raise InvalidValueError(
+                message(
+                    "batch_differing_spaces needs MultiDiscrete spaces of one dtype",
+                    expected=f"dtype {first.dtype}, as spaces[0]",
+                    got=f"{space!r} of dtype {space.dtype}",
+                    at=f"spaces[{index}]",
+                )
+            )
+        if space.shape != first.shape:
+            raise InvalidValueError(
+                message(
+                    "batch_differing_spaces needs MultiDiscrete spaces of one shape",
+                    expected=f"nvec of shape {first.shape}, as spaces[0]",
+                    got=repr(space),
+                    at=f"spaces[{index}]",
+                )
+            )
+    return Box(
+        low=np.stack([space.start for space in spaces]),
+        high=np.stack([space._high for space in spaces]),
+        dtype=first.dtype,
+        seed=deepcopy(first.np_random),
+    )
+
+
+@concatenate.register(MultiDiscrete)
+def _concatenate_multi_discrete(
+    space: MultiDiscrete, items: Iterable[Any], out: npt.NDArray[Any]
+) -> npt.NDArray[Any]:
+    return stack_into(space, items, out)
+
+
+@iterate.register(MultiDiscrete)
+def _iterate_multi_discrete(space: MultiDiscrete, items: Any) -> Iterator[Any]:
+    # The batch of a Discrete is a MultiDiscrete, iterated entry by entry (numpy scalars).
+    if not isinstance(items, np.ndarray) or items.ndim == 0:
+        raise InvalidTypeError(
+            message(
+                f"iterate over {space!r} needs a batch",
+                expected="an array with a batch axis",
+                got=show(items),
+            )
+        )
+    return iter(items)
+
+
+@create_empty_array.register(MultiDiscrete)
+def _create_empty_array_multi_discrete(
+    space: MultiDiscrete, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
+) -> npt.NDArray[Any]:
+    return fn((check_batch_size("create_empty_array", n), *space.shape), dtype=space.dtype)
