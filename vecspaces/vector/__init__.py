@@ -1,11 +1,13 @@
 """Vector environments: several sub-environments stepped as one batch.
 
-A drop-in replacement for ``gymnasium.vector``: :class:`SyncVectorEnv` steps its envs in this process;
+A drop-in replacement for ``gymnasium.vector``: :class:`AsyncVectorEnv` steps its envs in worker processes
+that write into shared memory, :class:`SyncVectorEnv` steps them in this process;
 ``utils`` holds the batching and shared-memory utilities.
 """
 
 from vecspaces.vector import utils
-from vecspaces.vector.sync import SyncVectorEnv
+from vecspaces.vector.async_vector_env import AsyncVectorEnv
+from vecspaces.vector.sync_vector_env import SyncVectorEnv
 from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
 
-__all__ = ["AutoresetMode", "SyncVectorEnv", "VectorEnv", "utils"]
+__all__ = ["AsyncVectorEnv", "AutoresetMode", "SyncVectorEnv", "VectorEnv", "utils"]

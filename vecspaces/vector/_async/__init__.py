@@ -1,0 +1,1 @@
+"""The worker pool behind AsyncVectorEnv: protocol, shared memory and worker loop."""

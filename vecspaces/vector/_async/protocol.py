@@ -1,0 +1,112 @@
+"""What the main process and the workers say to each other: commands, replies and remote errors."""
+
+from __future__ import annotations
+
+import pickle
+import traceback
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import cloudpickle
+
+__all__ = ["Command", "EnvError", "RemoteTraceback", "Reply", "capture_error", "rebuild_error"]
+
+
+class Command(IntEnum):
+    """A command to a worker. Its code is written to the worker's slot in shared memory."""
+
+    STEP = 1
+    RESET = 2
+    CALL = 3
+    GET_ATTR = 4
+    SET_ATTR = 5
+    CLOSE = 6
+
+
+class RemoteTraceback(Exception):
+    """The formatted traceback of an exception raised in a worker process; chained as ``__cause__``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class EnvError:
+    """An exception raised by a sub-env (or by the worker on its behalf), ready to cross a pipe.
+
+    Attributes:
+        env_index: the sub-env that raised, or None when the worker itself failed.
+        command: what the worker was doing.
+        exception: the pickled exception (pickle bytes), or None if it could not be pickled and rebuilt.
+        type_name: the exception's qualified type name, for the fallback.
+        text: ``str()`` of the exception.
+        traceback: the formatted traceback from the worker.
+    """
+
+    env_index: int | None
+    command: str
+    exception: bytes | None
+    type_name: str
+    text: str
+    traceback: str
+
+
+@dataclass
+class Reply:
+    """What a worker sends through its pipe after a command, when there is anything to send.
+
+    Attributes:
+        results: per-env results of a call/get_attr, keyed by env index.
+        infos: non-empty info dicts of a reset or step, keyed by env index.
+        variable: values of the observation's variable-size leaves, keyed by env index.
+        restarted: env indices whose worker was restarted (only from the pool itself).
+        errors: the errors raised while running the command.
+    """
+
+    results: dict[int, Any] = field(default_factory=dict)
+    infos: dict[int, dict[str, Any]] = field(default_factory=dict)
+    variable: dict[int, list[Any]] = field(default_factory=dict)
+    errors: list[EnvError] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.results or self.infos or self.variable or self.errors)
+
+
+def capture_error(error: BaseException, env_index: int | None, command: str) -> EnvError:
+    """Pack the exception being handled so the main process can re-raise it with its remote traceback."""
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    try:
+        payload: bytes | None = cloudpickle.dumps(error)
+        pickle.loads(payload)  # an exception whose __init__ cannot be rebuilt fails here, not in the parent
+    except Exception:
+        payload = None
+    return EnvError(
+        env_index, command, payload, f"{type(error).__module__}.{type(error).__qualname__}", str(error), text
+    )
+
+
+def rebuild_error(record: EnvError) -> BaseException:
+    """The exception of ``record``, of its original type where possible, with the remote traceback chained.
+
+    The env index and command are added as a note (shown under the message) on Python 3.11+, and are also the
+    first line of the chained remote traceback on every version.
+    """
+    where = f"env {record.env_index}" if record.env_index is not None else "the worker"
+    context = f"raised by {where} during {record.command}"
+    error: BaseException | None = None
+    if record.exception is not None:
+        try:
+            error = pickle.loads(record.exception)
+        except Exception:
+            error = None
+    if error is None:
+        error = RuntimeError(f"{record.type_name}: {record.text}")
+    error.__cause__ = RemoteTraceback(f"{context}\n\n{record.traceback}")
+    # PEP 678 notes: shown under the message from Python 3.11 on, and matched by pytest.raises(match=).
+    error.__notes__ = [*getattr(error, "__notes__", []), context]
+    return error

@@ -1,0 +1,86 @@
+"""The pool's shared memory: everything fixed-size of a step, laid out once, seen by the main process and workers.
+
+=================  =======================================================================================
+part               contents
+=================  =======================================================================================
+``observations``   a :class:`SharedBatch` of ``num_envs`` observations (fixed-size leaves only), or None when
+                   observations travel through the pipes
+``actions``        a :class:`SharedBatch` of ``num_envs`` actions (fixed-size leaves only)
+``control``        per env: reward (float64), terminated, truncated (bool); per worker: the command code
+                   (int32) and whether a reply follows in the pipe (int8)
+=================  =======================================================================================
+
+Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
+command/done semaphores (see ``vecspaces.vector.async_vector_env``), never by a lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.error import CustomSpaceError
+from vecspaces.spaces import Box, Dict, Space
+from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
+
+__all__ = ["Control", "SharedStepMemory"]
+
+
+@dataclass
+class Control:
+    """Numpy views of the control part of the shared memory."""
+
+    rewards: npt.NDArray[np.float64]
+    terminations: npt.NDArray[np.bool_]
+    truncations: npt.NDArray[np.bool_]
+    commands: npt.NDArray[np.int32]
+    has_reply: npt.NDArray[np.int8]
+
+
+def _control_space(num_envs: int, num_workers: int) -> Dict:
+    return Dict(
+        rewards=Box(-np.inf, np.inf, (num_envs,), np.float64),
+        terminations=Box(0, 1, (num_envs,), np.bool_),
+        truncations=Box(0, 1, (num_envs,), np.bool_),
+        commands=Box(0, 100, (num_workers,), np.int32),
+        has_reply=Box(0, 1, (num_workers,), np.int8),
+    )
+
+
+class SharedStepMemory:
+    """Allocates the pool's shared memory; pass it to the workers, then call :meth:`control` on each side.
+
+    Args:
+        ctx: the multiprocessing context the workers are started with.
+        observation_space: the single observation space.
+        action_space: the single action space.
+        num_envs: the batch size.
+        num_workers: the number of worker processes.
+        shared_observations: False to send observations through the pipes (``observations`` is None then).
+    """
+
+    def __init__(
+        self,
+        ctx: Any,
+        observation_space: Space[Any],
+        action_space: Space[Any],
+        num_envs: int,
+        num_workers: int,
+        shared_observations: bool = True,
+    ) -> None:
+        self.observations: SharedBatch | None = None
+        if shared_observations:
+            try:
+                self.observations = SharedLayout(observation_space, num_envs).allocate(ctx, name="obs")
+            except CustomSpaceError:
+                pass  # a custom space without a layout: its observations travel through the pipes
+        self.actions: SharedBatch = SharedLayout(action_space, num_envs).allocate(ctx, name="action")
+        self._control: SharedBatch = SharedLayout(_control_space(num_envs, num_workers), 1).allocate(ctx)
+
+    def control(self) -> Control:
+        """Numpy views of the control block (make them after unpickling, in the process that uses them)."""
+        views = self._control.read()
+        return Control(**{key: array[0] for key, array in views.items()})

@@ -1,0 +1,302 @@
+"""The worker process: builds its slice of sub-envs, then runs commands until told to close.
+
+A worker never raises out of its loop for an env's error: the error goes back to the main process with its
+traceback, and the worker waits for the next command. It ignores SIGINT (the main process owns Ctrl-C) and
+exits by itself if the main process disappears.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from vecspaces.error import InvalidTypeError, message, show
+from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
+from vecspaces.vector._async.shared import Control, SharedStepMemory
+from vecspaces.vector._runner import EnvRunner
+from vecspaces.vector.vector_env import AutoresetMode
+
+__all__ = ["WorkerConfig", "run_worker"]
+
+# How long a blocked worker sleeps before checking that the main process still exists.
+PARENT_CHECK_SECONDS = 0.5
+
+
+@dataclass
+class WorkerConfig:
+    """Everything a worker process is started with (picklable under every start method).
+
+    Attributes:
+        worker_index: the worker's position in the pool.
+        env_indices: the indices of its sub-envs, a contiguous range.
+        env_fns: the cloudpickled list of its env factories.
+        autoreset_mode: the pool's autoreset mode.
+        memory: the pool's shared memory.
+        command_ready: released by the main process when a command is in the worker's slot.
+        command_done: released by the worker when it has finished the command.
+        connection: the worker's end of its pipe.
+        spin_seconds: how long to poll for the next command before blocking.
+        parent_pid: the main process, to notice if it dies.
+    """
+
+    worker_index: int
+    env_indices: range
+    env_fns: bytes
+    autoreset_mode: AutoresetMode
+    memory: SharedStepMemory
+    command_ready: Any
+    command_done: Any
+    connection: Any
+    spin_seconds: float
+    parent_pid: int
+
+
+def run_worker(config: WorkerConfig) -> None:
+    """The worker process's entry point."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    connection = config.connection
+    envs: list[Any] = []
+    try:
+        for position, env_fn in enumerate(pickle.loads(config.env_fns)):
+            envs.append(env_fn())
+        connection.send(("ready", [_describe(env) for env in envs]))
+    except BaseException as error:
+        index = config.env_indices[len(envs)] if len(envs) < len(config.env_indices) else None
+        connection.send(("failed", capture_error(error, index, "construction")))
+        for env in envs:
+            _close_quietly(env)
+        return
+    _Worker(config, envs).serve()
+
+
+def _describe(env: Any) -> dict[str, Any]:
+    return {
+        "observation_space": env.observation_space,
+        "action_space": env.action_space,
+        "metadata": getattr(env, "metadata", {}),
+        "render_mode": getattr(env, "render_mode", None),
+    }
+
+
+def _close_quietly(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:
+        pass
+
+
+class _Worker:
+    """The command loop of one worker."""
+
+    def __init__(self, config: WorkerConfig, envs: list[Any]) -> None:
+        self.config = config
+        self.index = config.worker_index
+        self.envs = envs
+        self.env_indices = config.env_indices
+        self.runners = [EnvRunner(env, i, config.autoreset_mode) for i, env in zip(config.env_indices, envs)]
+        self.observations = config.memory.observations
+        self.actions = config.memory.actions
+        self.control: Control = config.memory.control()
+        self.connection = config.connection
+        self.variable_actions = bool(self.actions.layout.variable_leaves)
+
+    def serve(self) -> None:
+        handlers = {
+            Command.STEP: self.step,
+            Command.RESET: self.reset,
+            Command.CALL: self.call,
+            Command.GET_ATTR: self.get_attr,
+            Command.SET_ATTR: self.set_attr,
+            Command.CLOSE: self.close,
+        }
+        while True:
+            if not self.wait_for_command():
+                self.close()
+                return
+            command = Command(int(self.control.commands[self.index]))
+            reply = handlers[command]()
+            self.finish(command, reply)
+            if command is Command.CLOSE:
+                return
+
+    def wait_for_command(self) -> bool:
+        """Poll briefly, then block; False if the main process is gone."""
+        ready = self.config.command_ready
+        if self.config.spin_seconds > 0:
+            deadline = time.perf_counter() + self.config.spin_seconds
+            while time.perf_counter() < deadline:
+                if ready.acquire(False):
+                    return True
+                os.sched_yield()
+        while not ready.acquire(timeout=PARENT_CHECK_SECONDS):
+            if os.getppid() != self.config.parent_pid:
+                return False
+        return True
+
+    def finish(self, command: Command, reply: Reply) -> None:
+        """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
+        payload = _serialise(reply, self.env_indices, command) if reply else None
+        self.control.has_reply[self.index] = payload is not None
+        self.config.command_done.release()
+        if payload is not None:
+            self.connection.send_bytes(payload)
+
+    def step(self) -> Reply:
+        reply = Reply()
+        control = self.control
+        # Actions with variable-size leaves come whole through the pipe; the others from shared memory.
+        piped_actions = pickle.loads(self.connection.recv_bytes()) if self.variable_actions else None
+        for runner in self.runners:
+            i = runner.index
+            try:
+                action = piped_actions[i] if piped_actions is not None else _owned(self.actions.read_env(i))
+                obs, reward, terminated, truncated, info = runner.step(action)
+                control.rewards[i] = reward
+                control.terminations[i] = terminated
+                control.truncations[i] = truncated
+                self.store_observation(reply, i, obs)
+                if info:
+                    reply.infos[i] = info
+            except Exception as error:
+                reply.errors.append(capture_error(error, i, "step"))
+        return reply
+
+    def store_observation(self, reply: Reply, index: int, obs: Any) -> None:
+        """Write the fixed-size leaves to shared memory; what has no fixed size goes in the reply."""
+        if self.observations is None:
+            reply.variable[index] = [obs]
+            return
+        variable = self.observations.write(index, obs)
+        if variable:
+            reply.variable[index] = list(variable)
+
+    def reset(self) -> Reply:
+        seeds, options, mask = pickle.loads(self.connection.recv_bytes())
+        reply = Reply()
+        for runner, seed, selected in zip(self.runners, seeds, mask, strict=True):
+            if not selected:
+                continue
+            i = runner.index
+            try:
+                obs, info = runner.reset(seed=seed, options=options)
+                self.control.rewards[i] = 0.0
+                self.control.terminations[i] = self.control.truncations[i] = False
+                self.store_observation(reply, i, obs)
+                if info:
+                    reply.infos[i] = info
+            except Exception as error:
+                reply.errors.append(capture_error(error, i, "reset"))
+        return reply
+
+    def call(self) -> Reply:
+        name, args, kwargs = pickle.loads(self.connection.recv_bytes())
+        reply = Reply()
+        for runner in self.runners:
+            try:
+                attribute = _get_attribute(runner.env, name)
+                reply.results[runner.index] = attribute(*args, **kwargs) if callable(attribute) else attribute
+            except Exception as error:
+                reply.errors.append(capture_error(error, runner.index, f"call({name!r})"))
+        return reply
+
+    def get_attr(self) -> Reply:
+        name = pickle.loads(self.connection.recv_bytes())
+        reply = Reply()
+        for runner in self.runners:
+            try:
+                reply.results[runner.index] = _get_attribute(runner.env, name)
+            except Exception as error:
+                reply.errors.append(capture_error(error, runner.index, f"get_attr({name!r})"))
+        return reply
+
+    def set_attr(self) -> Reply:
+        name, values = pickle.loads(self.connection.recv_bytes())
+        reply = Reply()
+        for runner, value in zip(self.runners, values, strict=True):
+            try:
+                setter = getattr(runner.env, "set_wrapper_attr", None)
+                if setter is not None:
+                    setter(name, value)
+                else:
+                    setattr(runner.env, name, value)
+            except Exception as error:
+                reply.errors.append(capture_error(error, runner.index, f"set_attr({name!r})"))
+        return reply
+
+    def close(self) -> Reply:
+        reply = Reply()
+        for runner in self.runners:
+            try:
+                runner.env.close()
+            except Exception as error:
+                reply.errors.append(capture_error(error, runner.index, "close"))
+        return reply
+
+
+def _get_attribute(env: Any, name: str) -> Any:
+    getter = getattr(env, "get_wrapper_attr", None)
+    return getter(name) if getter is not None else getattr(env, name)
+
+
+def _owned(value: Any) -> Any:
+    """A copy of a value read from shared memory, so an env that keeps its action keeps it unchanged."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, dict):
+        return {key: _owned(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_owned(item) for item in value)
+    return value
+
+
+def _serialise(reply: Reply, env_indices: range, command: Command) -> bytes:
+    """Pickle a reply; a value that cannot be pickled is replaced by an error naming where it was."""
+    try:
+        return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        pass
+    try:
+        return cloudpickle.dumps(reply)
+    except Exception:
+        pass
+    reply.errors.extend(_unpicklable_parts(reply, command))
+    reply.results.clear()
+    reply.infos.clear()
+    reply.variable.clear()
+    return cloudpickle.dumps(reply)
+
+
+def _unpicklable_parts(reply: Reply, command: Command) -> list[EnvError]:
+    """An error for every info entry, call result or observation leaf of ``reply`` that cannot be pickled."""
+    found: list[EnvError] = []
+
+    def check(env_index: int, what: str, value: Any) -> None:
+        try:
+            cloudpickle.dumps(value)
+        except Exception as cause:
+            error = InvalidTypeError(
+                message(
+                    f"{what} of env {env_index} cannot be sent to the main process",
+                    expected="a picklable value",
+                    got=f"{show(value)}, which fails to pickle with {type(cause).__name__}: {cause}",
+                )
+            )
+            found.append(capture_error(error, env_index, command.name.lower()))
+
+    for env_index, info in reply.infos.items():
+        for key, value in info.items():
+            check(env_index, f"info[{key!r}]", value)
+    for env_index, result in reply.results.items():
+        check(env_index, "the result", result)
+    for env_index, values in reply.variable.items():
+        for position, value in enumerate(values):
+            check(env_index, f"variable-size observation leaf {position}", value)
+    return found
