@@ -79,6 +79,15 @@ def _index_fits(dtype: np.dtype[Any], index: int) -> bool:
     return index <= 2 ** (np.finfo(dtype).nmant + 1)  # floats hold whole numbers exactly up to here
 
 
+# Branch indices as the np.int64 scalars values carry; numpy scalars are immutable, so they can be shared, and
+# reusing them saves building one per call.
+_INDICES = tuple(np.int64(index) for index in range(64))
+
+
+def _as_index(index: int) -> np.int64:
+    return _INDICES[index] if index < 64 else np.int64(index)
+
+
 # What the layout cache holds for a OneOf with a branch that has no fixed-size flat form.
 _STRUCTURED = "structured"
 
@@ -162,7 +171,7 @@ def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> Any:
     layout = _layout(space)
     flat_value = flatten(space.spaces[index], value)
     if layout is None:
-        return np.int64(index), flat_value
+        return _as_index(index), flat_value
     out = np.zeros(layout.size, dtype=layout.dtype)
     out[0] = index
     out[1 : 1 + layout.branch_sizes[index]] = flat_value
@@ -174,7 +183,7 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
     layout = _layout(space)
     if layout is None:
         index, flat_value = _split(space, x, "unflatten")
-        return np.int64(index), unflatten(space.spaces[index], flat_value)
+        return _as_index(index), unflatten(space.spaces[index], flat_value)
     x = as_flat_array(x, "a OneOf")
     if x.shape[0] != layout.size:
         raise InvalidValueError(
@@ -184,11 +193,12 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
                 got=show(x),
             )
         )
+    first = x.item(0)
     try:
-        index = int(x[0])
+        index = int(first)
     except (ValueError, OverflowError):  # NaN or infinity
         index = -1
-    if index != x[0] or not 0 <= index < len(space.spaces):
+    if index != first or not 0 <= index < len(space.spaces):
         raise InvalidValueError(
             message(
                 "unflatten of a OneOf got an invalid branch index",
@@ -196,8 +206,10 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
                 got=show(x[0]),
             )
         )
-    flat_value = x[1 : 1 + layout.branch_sizes[index]].astype(layout.branch_dtypes[index], copy=False)
-    return np.int64(index), unflatten(space.spaces[index], flat_value)
+    flat_value = x[1 : 1 + layout.branch_sizes[index]]
+    if flat_value.dtype != layout.branch_dtypes[index]:
+        flat_value = flat_value.astype(layout.branch_dtypes[index])
+    return _as_index(index), unflatten(space.spaces[index], flat_value)
 
 
 @is_space_dtype_shape_equiv.register(OneOf)
