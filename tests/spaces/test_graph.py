@@ -600,7 +600,7 @@ def gym_graph(x: GraphInstance) -> Any:
 
 
 def canonical(x: Any) -> Any:
-    """``x`` with plain tuples for graphs and sorted dict keys (Gymnasium orders Dict keywords its own way)."""
+    """``x`` with plain tuples for graphs and sorted dict keys (Gymnasium orders Dict keys its own way)."""
     if isinstance(x, dict):
         return {key: canonical(x[key]) for key in sorted(x)}
     if isinstance(x, tuple):
