@@ -226,29 +226,27 @@ class Graph(Space[GraphInstance]):
                     stacklevel=2,
                 )
 
-        nodes = self._sample_batch(False, num_nodes, kind, node_arg)
+        nodes = self._sample_batch(self.node_space, False, num_nodes, kind, node_arg)
         if self.edge_space is None or num_edges == 0:
             return GraphInstance(nodes, None, None)
-        edges = self._sample_batch(True, num_edges, kind, edge_arg)
+        edges = self._sample_batch(self.edge_space, True, num_edges, kind, edge_arg)
         edge_links = self.np_random.integers(0, num_nodes, size=(num_edges, 2), dtype=np.int32)
         return GraphInstance(nodes, edges, edge_links)
 
-    def _sample_batch(self, edge: bool, n: int, kind: str | None, arg: Any) -> Any:
-        """Sample ``n`` node (or edge) features at once from their batched space.
+    def _sample_batch(self, space: Space[Any], edge: bool, n: int, kind: str | None, arg: Any) -> Any:
+        """Sample ``n`` features of ``space`` (the node space, or the edge space if ``edge``) at once.
 
-        The batched space is reseeded from the node (edge) space's generator on every call: that advances the
+        The batched space is reseeded from the node (edge) space's generators on every call: that advances the
         node space, so the next graph draws new features, and it makes a cached batched space as good as a
         fresh one.
         """
-        space = self.edge_space if edge else self.node_space
-        assert space is not None  # the caller checked that there is an edge space
         batched = self._batched.get((edge, n))
         if batched is None:
             batched = batch_space(space, n)
             if len(self._batched) >= _BATCHED_CACHE_SIZE:
                 del self._batched[next(iter(self._batched))]
             self._batched[edge, n] = batched
-        batched.seed(int(space.np_random.integers(2**63 - 1)))
+        batched.seed(_fresh_seed(space))
         if kind is None or arg is None:
             return batched.sample()
         if kind == "mask":
@@ -405,6 +403,17 @@ def _split(pair: Any, kind: str) -> tuple[Any, Any]:
             message(f"Graph.sample {kind} has the wrong length", expected=expected, got=show(pair))
         )
     return pair[0], pair[1]
+
+
+def _fresh_seed(space: Space[Any]) -> Any:
+    """Draw a seed for ``batch_space(space, n)`` from ``space``'s generators, advancing them.
+
+    A Dict or Tuple gets a structure of seeds drawn from its children, since seeding one with a structure (as
+    its ``seed()`` return value does) restores its children's generators but not its own.
+    """
+    if isinstance(space, Container):
+        return space._pack([_fresh_seed(child) for child in space._children()])
+    return int(space.np_random.integers(2**63 - 1))
 
 
 def _json_holds_any_count(space: Space[Any], batched: Space[Any]) -> bool:

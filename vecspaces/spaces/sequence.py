@@ -71,7 +71,7 @@ class Sequence(Space[Any]):
         self.feature_space = space
         self.stack = bool(stack)
         if self.stack:
-            # The batched form of one item; its kernels iterate a stack of any length.
+            # The batched form of one item, which tells how each part of a stack is laid out.
             self.stacked_feature_space = batch_space(space, 1)
         super().__init__(None, None, seed)
 
