@@ -4,8 +4,8 @@ Flat layout: the value's entries in C order, as a 1-D array of the box's dtype w
 ``flatten_space`` is a Box of the flattened bounds and the same dtype (and boundedness flags).
 
 Batched type: a Box of shape ``(n, *shape)`` and the same dtype; a batch of values is one array whose row
-``i`` is the ``i``-th value. ``batch_differing_spaces`` stacks the bounds of boxes that share a shape and
-dtype.
+``i`` is the ``i``-th value. ``iterate`` gives 0-d arrays, not numpy scalars, for a box of shape ``()``, like
+its samples. ``batch_differing_spaces`` stacks the bounds of boxes that share a shape and dtype.
 """
 
 from __future__ import annotations
@@ -75,9 +75,7 @@ def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
 @unflatten.register(Box)
 def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
     try:
-        if type(x) is np.ndarray and x.dtype == space.dtype:
-            return x.reshape(space._shape)
-        return np.asarray(x, dtype=space.dtype).reshape(space.shape)
+        return np.asarray(x, dtype=space.dtype).reshape(space._shape)
     except (ValueError, TypeError, OverflowError) as error:
         raise InvalidValueError(
             message(
@@ -213,6 +211,9 @@ def _iterate_box(space: Box, items: Any) -> Iterator[Any]:
                 got=f"{space!r}",
             )
         )
+    if len(space.shape) == 1 and isinstance(items, np.ndarray) and items.ndim == 1:
+        # A batch of shape-() values: give 0-d arrays like the space's samples, not numpy scalars.
+        return (items[index, ...] for index in range(len(items)))
     try:
         return iter(items)
     except TypeError as error:
