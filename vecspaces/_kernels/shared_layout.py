@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from vecspaces._ops.layout import (
     ArrayLeaf,
     DictNode,
@@ -43,7 +41,7 @@ from vecspaces.spaces.tuple import Tuple
 @layout_nodes.register(MultiBinary)
 @layout_nodes.register(MultiDiscrete)
 def _layout_array(space: Any, path: Path = ()) -> list[LayoutNode]:
-    return [ArrayLeaf(path, np.dtype(space.dtype), tuple(space.shape))]
+    return [ArrayLeaf(path, space.dtype, space.shape)]
 
 
 @layout_nodes.register(Text)

@@ -75,6 +75,11 @@ class ArrayLeaf:
     dtype: np.dtype[Any]
     shape: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        # Accept what a custom registration may naturally pass: np.uint8 for a dtype, a list for a shape.
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+        object.__setattr__(self, "shape", tuple(int(size) for size in self.shape))
+
 
 @dataclass(frozen=True)
 class TextLeaf:

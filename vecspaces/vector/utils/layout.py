@@ -1,7 +1,7 @@
 """A shared-memory layout compiled once per (space, n), :class:`SharedLayout`, bound as :class:`SharedBatch`.
 
 A space's values are described by the nodes of :func:`layout_nodes` (see ``vecspaces._ops.layout``). Compiling
-them once gives everything the per-step path needs, so a write is a few ``np.copyto`` calls with no recursion
+them once gives everything the per-step path needs, so a write is one array copy per slot, with no recursion
 and no dispatch:
 
 - **Slots.** Every fixed-size leaf owns one or two *slots*: an Array leaf one (its dtype and shape), a Text
@@ -14,8 +14,9 @@ and no dispatch:
   ``(n, *shape)`` array and one env's value is a contiguous row of it.
 - **Write program.** The nodes in pre-order, each with the index of its parent and its key. A write walks it
   once: fetch ``parent_value[key]``, check containers (a dict with exactly the space's keys, a tuple of the
-  right length), convert leaves. Only when the whole value has passed does it copy, one ``np.copyto`` per
-  slot, into views made at bind time. A failed write therefore leaves every slot untouched, the env's own too.
+  right length), convert leaves. Only when the whole value has passed does it copy, one item assignment
+  (numpy's copy with unsafe casting, as ``np.copyto(..., casting="unsafe")``) per slot into views made at
+  bind time. A failed write therefore leaves every slot untouched, the env's own too.
 - **Reads.** Array leaves read as the zero-copy batch views made at bind time. Text and OneOf leaves are
   decoded from the buffer at every read, so a read always reflects what the buffer holds now (Gymnasium
   decodes them once in its async pool and then returns stale values).
@@ -39,6 +40,7 @@ import ctypes
 import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from multiprocessing.context import get_spawning_popen
 from operator import itemgetter
 from typing import Any
 
@@ -312,7 +314,6 @@ class SharedLayout:
 
     def _build(self, nodes: tuple[LayoutNode, ...], alignment: int) -> None:
         self.nodes = nodes
-        position = {node.path: index for index, node in enumerate(nodes)}
         slots: list[Slot] = []
         fixed: list[_FixedLeaf] = []
         encoders: list[Encoder] = []
@@ -385,6 +386,7 @@ class SharedLayout:
         )
         self._fixed = tuple(fixed)
         self._variable_nodes = tuple(variable_nodes)
+        position = {node.path: index for index, node in enumerate(nodes)}
         # Step k of the program fetches node k + 1 from its parent's value (the root is the value itself).
         program = tuple(
             (position[node.path[:-1]], node.path[-1], encoders[index])
@@ -398,7 +400,7 @@ class SharedLayout:
         """Copy one value's prepared slot contents into ``region`` (one-value layouts: OneOf branches)."""
         for slot, array in zip(self.slots, arrays, strict=True):
             target = region[slot.offset : slot.offset + slot.nbytes].view(slot.dtype).reshape(slot.shape)
-            np.copyto(target, array, casting="unsafe")
+            target[...] = array
 
     def bind(self, buffer: Any, offset: int = 0, name: str = "value") -> SharedBatch:
         """Make the views of this layout over ``buffer``.
@@ -467,10 +469,12 @@ class SharedLayout:
 
 def _make_prepare(
     root: Encoder, program: tuple[tuple[int, Any, Encoder], ...]
-) -> Callable[[Any], tuple[list[Any], list[Any]]]:
+) -> Callable[[Any], tuple[Arrays, list[Any]]]:
     """Build the function that checks a whole value and returns (slot contents, value of every node)."""
+    if not program:  # the value is one leaf
+        return lambda value: (root(value), [value])
 
-    def prepare(value: Any) -> tuple[list[Any], list[Any]]:
+    def prepare(value: Any) -> tuple[Arrays, list[Any]]:
         values = [value]
         arrays = list(root(value))
         for parent, key, encode in program:
@@ -563,6 +567,8 @@ class SharedBatch:
             tuple(view[i, ...] for view in self.batch_views) for i in range(n)
         )
         self._accepted_space = layout.space
+        self._prepare = layout._prepare
+        self._variable_nodes = layout._variable_nodes
         self._bind_readers()
 
     def _bind_readers(self) -> None:
@@ -628,13 +634,14 @@ class SharedBatch:
         if type(index) is not int or not 0 <= index < self.n:
             index = self._check_index(index)
         try:
-            arrays, values = self.layout._prepare(value)
+            arrays, values = self._prepare(value)
         except _ValueProblem as problem:
             raise problem.public(f"{self.name} for env {index}", self.name) from problem.__cause__
-        for target, array in zip(self.env_views[index], arrays, strict=True):
-            np.copyto(target, array, casting="unsafe")
-        if self.layout._variable_nodes:
-            return tuple(values[node] for node in self.layout._variable_nodes)
+        # Item assignment casts as np.copyto(casting="unsafe") does, with less call overhead.
+        for target, array in zip(self.env_views[index], arrays):  # noqa: B905 (lengths match by construction)
+            target[...] = array
+        if self._variable_nodes:
+            return tuple([values[node] for node in self._variable_nodes])
         return ()
 
     def _check_index(self, index: object) -> int:
@@ -716,6 +723,15 @@ class SharedBatch:
                     "a OneOf branch batch cannot be pickled", expected="a top-level batch", got="a branch"
                 )
             )
+        if isinstance(self.buffer, ctypes.Array) and get_spawning_popen() is None:
+            raise InvalidTypeError(
+                message(
+                    "a SharedBatch in shared memory can only be pickled while a process starts",
+                    expected="the batch given to multiprocessing.Process as an argument",
+                    got="a pickle made at another time (e.g. through a pipe or queue)",
+                    fix="pass it to the worker when starting it; it stays shared afterwards",
+                )
+            )
         return (_rebuild_batch, (self.layout.space, self.n, self.buffer, self.offset, self.name))
 
     def __repr__(self) -> str:
@@ -733,11 +749,12 @@ def _all_envs(read_env: Callable[[int], Any], n: int) -> Callable[[], tuple[Any,
 
 def _text_env_reader(leaf: TextLeaf, view: npt.NDArray[np.int32]) -> Callable[[int], str]:
     padding = len(leaf.characters)
-    characters = (*leaf.characters, "")  # the padding index decodes to nothing
+    # Both the padding index and -1 land on the trailing "", so clipping to [-1, padding] makes any code
+    # that is not a character (padding, or foreign bytes in the buffer) decode to nothing.
+    characters = (*leaf.characters, "")
 
     def read_env(i: int) -> str:
-        # Clipping keeps foreign bytes in the buffer from raising: anything out of range is dropped.
-        return "".join([characters[code] for code in np.clip(view[i], 0, padding).tolist()])
+        return "".join([characters[code] for code in np.clip(view[i], -1, padding).tolist()])
 
     return read_env
 
