@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterable, Sequence
 from copy import deepcopy
@@ -329,28 +330,38 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
 def _integer_array(what: str, value: Any, dtype: np.dtype[Any]) -> npt.NDArray[np.integer[Any]]:
     """Return ``value`` as a new array of ``dtype``; refuse non-integers and values ``dtype`` cannot hold."""
     expected = f"integers that fit in {dtype}"
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "iu":
+        converted = np.asarray(value).astype(dtype)
+        if not (converted.astype(value.dtype) == value).all():  # a cast that wrapped around
+            raise InvalidValueError(
+                message(f"{what} has a value out of range", expected=expected, got=show(value))
+            )
+        return converted
+    # Anything else is checked item by item as Python numbers, which neither wrap nor round.
     try:
-        raw = np.asarray(value)
-    except (ValueError, TypeError, OverflowError):
+        items = np.array(value, dtype=object)
+    except (ValueError, TypeError):
+        items = None
+    if items is None or not all(_is_number(item) for item in items.ravel()):
         raise InvalidTypeError(
             message(f"{what} is not an array of integers", expected=expected, got=show(value))
-        ) from None
-    if raw.dtype.kind == "f":
-        whole = np.isfinite(raw).all() and (raw == np.floor(raw)).all() and (np.abs(raw) < 2.0**63).all()
-        if not whole:
-            raise InvalidValueError(
-                message(f"{what} has a non-integer value", expected=expected, got=show(raw))
-            )
-        raw = raw.astype(np.int64)
-    elif raw.dtype.kind == "O" and all(isinstance(item, int) for item in raw.ravel()):
+        )
+    if not all(_is_whole(item) for item in items.ravel()):
+        raise InvalidValueError(
+            message(f"{what} has a non-integer value", expected=expected, got=show(value))
+        )
+    numbers = [int(item) for item in items.ravel()]
+    info = np.iinfo(dtype)
+    if not all(info.min <= number <= info.max for number in numbers):
         raise InvalidValueError(
             message(f"{what} has a value out of range", expected=expected, got=show(value))
         )
-    elif raw.dtype.kind not in "iu":
-        raise InvalidTypeError(
-            message(f"{what} is not an array of integers", expected=expected, got=show(raw))
-        )
-    converted = raw.astype(dtype)
-    if not (converted.astype(raw.dtype) == raw).all():
-        raise InvalidValueError(message(f"{what} has a value out of range", expected=expected, got=show(raw)))
-    return converted
+    return np.array(numbers, dtype=dtype).reshape(items.shape)
+
+
+def _is_number(item: object) -> bool:
+    return isinstance(item, (int, float, np.integer, np.floating)) and not isinstance(item, (bool, np.bool_))
+
+
+def _is_whole(number: Any) -> bool:
+    return isinstance(number, (int, np.integer)) or (math.isfinite(number) and number == int(number))
