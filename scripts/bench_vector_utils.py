@@ -6,7 +6,8 @@ both libraries and their ratio (Gymnasium time / vecspaces time: above 1 means v
 It also times writing one env's atari observation through the precompiled layout against a bare
 ``np.copyto`` of the same bytes into the same slot: the physical floor.
 
-Timing: ``time.perf_counter`` over many calls per round, best of several rounds (the least disturbed one).
+Timing: ``time.perf_counter`` over many calls per round, best of several rounds (the least disturbed one);
+the rounds of the two libraries alternate, so background load hits both alike.
 
 Usage: python scripts/bench_vector_utils.py [--rounds 7] [--min-time 0.05]
 """
@@ -49,22 +50,31 @@ def scenarios() -> dict[str, tuple[Any, Any]]:
     }
 
 
-def best_time(fn: Callable[[], Any], rounds: int, min_time: float) -> float:
-    """Seconds per call: calls per round grow until a round lasts ``min_time``; best of ``rounds`` rounds."""
+def calls_per_round(fn: Callable[[], Any], min_time: float) -> int:
+    """Double the number of calls until one round lasts at least ``min_time`` seconds."""
     calls = 1
     while True:
         start = time.perf_counter()
         for _ in range(calls):
             fn()
         if time.perf_counter() - start >= min_time:
-            break
+            return calls
         calls *= 2
-    best = float("inf")
+
+
+def best_times(fns: list[Callable[[], Any]], rounds: int, min_time: float) -> list[float]:
+    """Seconds per call of each function: best of ``rounds`` rounds.
+
+    The functions' rounds alternate, so a burst of load from other processes hits them alike.
+    """
+    calls = [calls_per_round(fn, min_time) for fn in fns]
+    best = [float("inf")] * len(fns)
     for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - start) / calls)
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(calls[k]):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - start) / calls[k])
     return best
 
 
@@ -119,8 +129,9 @@ def floor_comparison(rounds: int, min_time: float) -> tuple[float, float]:
     batch = vu.SharedLayout(space, N).allocate()
     observation = space.sample()
     slot = batch.env_views[3][0]
-    layout_time = best_time(lambda: batch.write(3, observation), rounds, min_time)
-    copy_time = best_time(lambda: np.copyto(slot, observation), rounds, min_time)
+    layout_time, copy_time = best_times(
+        [lambda: batch.write(3, observation), lambda: np.copyto(slot, observation)], rounds, min_time
+    )
     return layout_time, copy_time
 
 
@@ -134,8 +145,7 @@ def main() -> None:
     print(f"{'space':<7} {'operation':<15} {'vecspaces':>12} {'gymnasium':>12} {'ratio':>7}")
     for name, (ours_space, gym_space) in scenarios().items():
         for operation, (ours, gym) in operations(ours_space, gym_space).items():
-            ours_time = best_time(ours, args.rounds, args.min_time)
-            gym_time = best_time(gym, args.rounds, args.min_time)
+            ours_time, gym_time = best_times([ours, gym], args.rounds, args.min_time)
             print(
                 f"{name:<7} {operation:<15} {ours_time * 1e6:>10.2f}us {gym_time * 1e6:>10.2f}us "
                 f"{gym_time / ours_time:>6.2f}x"
