@@ -41,6 +41,12 @@ class CountdownEnv(Env[Any, Any]):
             {"count": self.count, "label": self.label},
         )
 
+    def make_lock(self) -> Any:
+        """Returns something that cannot be pickled."""
+        import threading
+
+        return threading.Lock()
+
 
 class SpaceEnv(Env[Any, Any]):
     """Observations are samples of any space, drawn from the env's seeded generator; actions are checked."""
@@ -66,3 +72,75 @@ class SpaceEnv(Env[Any, Any]):
         self.actions.append(action)
         self.count += 1
         return self.observation_space.sample(), 0.5, False, self.count >= self.length, {}
+
+
+class TwoArgumentError(Exception):
+    """An exception that cannot be rebuilt from its args alone (Gymnasium fails to unpickle these)."""
+
+    def __init__(self, code: int, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+
+class FaultyEnv(CountdownEnv):
+    """Misbehaves once, on purpose, at step ``at_step`` (or in reset when ``at_step`` is 0), as ``fault`` says.
+
+    Faults: "raise" (KeyError), "raise_odd" (an exception with a two-argument __init__), "percent" (a
+    ValueError whose message holds a %), "exit" (os._exit(3)), "kill" (SIGKILL to itself), "sleep" (sleeps
+    ``seconds``), "bad_shape", "bad_dtype", "unpicklable_info".
+    """
+
+    def __init__(self, fault: str, at_step: int = 1, seconds: float = 2.0, length: int = 100) -> None:
+        super().__init__(length)
+        self.fault = fault
+        self.at_step = at_step
+        self.seconds = seconds
+        self.fired = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        obs, info = super().reset(seed=seed, options=options)
+        if self.at_step == 0:
+            return self._misbehave(obs, info)
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = super().step(action)
+        if self.count == self.at_step:
+            obs, info = self._misbehave(obs, info)
+        return obs, reward, terminated, truncated, info
+
+    def _misbehave(self, obs: Any, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        if self.fired:
+            return obs, info
+        self.fired = True
+        import os
+        import signal
+        import threading
+        import time
+
+        if self.fault == "raise":
+            raise KeyError("missing-key")
+        if self.fault == "raise_odd":
+            raise TwoArgumentError(7, "odd")
+        if self.fault == "percent":
+            raise ValueError("progress 50% done")
+        if self.fault == "exit":
+            os._exit(3)
+        if self.fault == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.fault == "sleep":
+            time.sleep(self.seconds)
+        if self.fault == "bad_shape":
+            return np.array([1, 2, 3]), info
+        if self.fault == "bad_dtype":
+            return np.array(["x"]), info
+        if self.fault == "unpicklable_info":
+            return obs, {**info, "lock": threading.Lock()}
+        return obs, info
+
+
+def failing_factory() -> Any:
+    raise RuntimeError("factory exploded")

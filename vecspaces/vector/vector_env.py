@@ -114,8 +114,9 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
         self.close()
 
     def __del__(self) -> None:
-        # At interpreter exit modules may already be torn down; closing then only produces noise.
-        if not getattr(self, "closed", True) and not sys.is_finalizing():
+        # At interpreter exit modules may already be torn down; closing then only produces noise. A constructor
+        # that failed half-way leaves closed=True, so there is nothing to do either.
+        if self.__dict__.get("closed", True) is False and not sys.is_finalizing():
             self.close(terminate=True)
 
     def __repr__(self) -> str:

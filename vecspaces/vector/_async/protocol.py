@@ -80,9 +80,11 @@ class Reply:
 def capture_error(error: BaseException, env_index: int | None, command: str) -> EnvError:
     """Pack the exception being handled so the main process can re-raise it with its remote traceback."""
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    # Packed as (type, args, attributes) and rebuilt without calling __init__: exceptions whose __init__
+    # takes other arguments than their args survive the trip (Gymnasium fails to unpickle those).
     try:
-        payload: bytes | None = cloudpickle.dumps(error)
-        pickle.loads(payload)  # an exception whose __init__ cannot be rebuilt fails here, not in the parent
+        payload: bytes | None = cloudpickle.dumps((type(error), error.args, vars(error)))
+        _unpack(payload)
     except Exception:
         payload = None
     return EnvError(
@@ -90,23 +92,30 @@ def capture_error(error: BaseException, env_index: int | None, command: str) -> 
     )
 
 
+def _unpack(payload: bytes) -> BaseException:
+    kind, args, attributes = pickle.loads(payload)
+    error: BaseException = kind.__new__(kind, *args)
+    error.args = args
+    error.__dict__.update(attributes)
+    return error
+
+
 def rebuild_error(record: EnvError) -> BaseException:
     """The exception of ``record``, of its original type where possible, with the remote traceback chained.
 
-    The env index and command are added as a note (shown under the message) on Python 3.11+, and are also the
-    first line of the chained remote traceback on every version.
+    The env index and command are added as a note (shown under the message from Python 3.11 on, and matched by
+    ``pytest.raises(match=)``), and are also the first line of the chained remote traceback.
     """
     where = f"env {record.env_index}" if record.env_index is not None else "the worker"
     context = f"raised by {where} during {record.command}"
     error: BaseException | None = None
     if record.exception is not None:
         try:
-            error = pickle.loads(record.exception)
+            error = _unpack(record.exception)
         except Exception:
             error = None
     if error is None:
         error = RuntimeError(f"{record.type_name}: {record.text}")
     error.__cause__ = RemoteTraceback(f"{context}\n\n{record.traceback}")
-    # PEP 678 notes: shown under the message from Python 3.11 on, and matched by pytest.raises(match=).
     error.__notes__ = [*getattr(error, "__notes__", []), context]
     return error

@@ -122,8 +122,9 @@ class _Worker:
                 self.close()
                 return
             command = Command(int(self.control.commands[self.index]))
+            self.activity = command.name.lower()
             reply = handlers[command]()
-            self.finish(command, reply)
+            self.finish(reply)
             if command is Command.CLOSE:
                 return
 
@@ -141,9 +142,9 @@ class _Worker:
                 return False
         return True
 
-    def finish(self, command: Command, reply: Reply) -> None:
+    def finish(self, reply: Reply) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
-        payload = _serialise(reply, self.env_indices, command) if reply else None
+        payload = _serialise(reply, self.activity) if reply else None
         self.control.has_reply[self.index] = payload is not None
         self.config.command_done.release()
         if payload is not None:
@@ -198,6 +199,7 @@ class _Worker:
 
     def call(self) -> Reply:
         name, args, kwargs = pickle.loads(self.connection.recv_bytes())
+        self.activity = f"call({name!r})"
         reply = Reply()
         for runner in self.runners:
             try:
@@ -209,6 +211,7 @@ class _Worker:
 
     def get_attr(self) -> Reply:
         name = pickle.loads(self.connection.recv_bytes())
+        self.activity = f"get_attr({name!r})"
         reply = Reply()
         for runner in self.runners:
             try:
@@ -257,7 +260,7 @@ def _owned(value: Any) -> Any:
     return value
 
 
-def _serialise(reply: Reply, env_indices: range, command: Command) -> bytes:
+def _serialise(reply: Reply, activity: str) -> bytes:
     """Pickle a reply; a value that cannot be pickled is replaced by an error naming where it was."""
     try:
         return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
@@ -267,14 +270,14 @@ def _serialise(reply: Reply, env_indices: range, command: Command) -> bytes:
         return cloudpickle.dumps(reply)
     except Exception:
         pass
-    reply.errors.extend(_unpicklable_parts(reply, command))
+    reply.errors.extend(_unpicklable_parts(reply, activity))
     reply.results.clear()
     reply.infos.clear()
     reply.variable.clear()
     return cloudpickle.dumps(reply)
 
 
-def _unpicklable_parts(reply: Reply, command: Command) -> list[EnvError]:
+def _unpicklable_parts(reply: Reply, activity: str) -> list[EnvError]:
     """An error for every info entry, call result or observation leaf of ``reply`` that cannot be pickled."""
     found: list[EnvError] = []
 
@@ -289,13 +292,13 @@ def _unpicklable_parts(reply: Reply, command: Command) -> list[EnvError]:
                     got=f"{show(value)}, which fails to pickle with {type(cause).__name__}: {cause}",
                 )
             )
-            found.append(capture_error(error, env_index, command.name.lower()))
+            found.append(capture_error(error, env_index, activity))
 
     for env_index, info in reply.infos.items():
         for key, value in info.items():
             check(env_index, f"info[{key!r}]", value)
     for env_index, result in reply.results.items():
-        check(env_index, "the result", result)
+        check(env_index, f"{activity} result", result)
     for env_index, values in reply.variable.items():
         for position, value in enumerate(values):
             check(env_index, f"variable-size observation leaf {position}", value)

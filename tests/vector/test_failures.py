@@ -1,0 +1,270 @@
+"""The failure battery: every way a sub-env or worker can fail, under every start method, none may hang."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import numpy as np
+import psutil
+import pytest
+
+from tests.vector.envs import CountdownEnv, FaultyEnv, TwoArgumentError, failing_factory
+from vecspaces.error import AlreadyPendingCallError, ClosedEnvironmentError, WorkerDiedError
+from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async.protocol import RemoteTraceback
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(params=["fork", "forkserver", "spawn"])
+def context(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def pool(context: str, fault: str | None = None, at_step: int = 1, seconds: float = 2.0) -> AsyncVectorEnv:
+    """Three envs in two workers; env 2 (worker 1) has the fault."""
+    faulty = functools.partial(FaultyEnv, fault, at_step, seconds) if fault else CountdownEnv
+    fns = [functools.partial(CountdownEnv, 100), functools.partial(CountdownEnv, 100), faulty]
+    return AsyncVectorEnv(fns, context=context, num_workers=2)
+
+
+def worker_pids(envs: AsyncVectorEnv) -> list[int]:
+    return [info["pid"] for info in envs.worker_info()]
+
+
+def assert_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
+        time.sleep(0.05)
+    assert not any(_running(pid) for pid in pids), f"workers left running: {pids}"
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+STEP = np.array([1, 1, 1])
+
+
+@pytest.mark.parametrize(
+    ("fault", "error_type", "text"),
+    [
+        ("raise", KeyError, "missing-key"),
+        ("raise_odd", TwoArgumentError, "odd"),
+        ("percent", ValueError, "50%"),
+    ],
+)
+@pytest.mark.parametrize("at_step", [0, 1], ids=["in_reset", "in_step"])
+def test_env_exception_keeps_type_traceback_and_index(
+    context: str, fault: str, error_type: type[Exception], text: str, at_step: int
+) -> None:
+    with pool(context, fault, at_step) as envs:
+        with pytest.raises(error_type, match=text) as caught:
+            envs.reset(seed=0)
+            envs.step(STEP)
+        error = caught.value
+        assert isinstance(error.__cause__, RemoteTraceback)
+        assert "_misbehave" in str(error.__cause__), "the worker's traceback is chained"
+        assert any("env 2" in note for note in error.__notes__)
+        # The pool is still usable: the worker survived and a reset works.
+        obs, _ = envs.reset(seed=1)
+        assert obs.shape == (3, 1)
+
+
+@pytest.mark.parametrize("fault", ["exit", "kill"])
+def test_worker_death_raises_a_pool_error_promptly(context: str, fault: str) -> None:
+    envs = pool(context, fault)
+    envs.reset(seed=0)
+    start = time.monotonic()
+    with pytest.raises(WorkerDiedError) as caught:
+        envs.step(STEP)
+    assert time.monotonic() - start < 1.0
+    text = str(caught.value)
+    assert "envs 2" in text and "during step" in text
+    assert ("SIGKILL" in text) if fault == "kill" else ("exited with code 3" in text)
+    # The pool is broken: further calls say so, close() still works and stops every worker.
+    with pytest.raises(WorkerDiedError):
+        envs.step(STEP)
+    pids = worker_pids(envs)
+    envs.close()
+    assert_gone(pids)
+
+
+def test_factory_error_fails_the_constructor_and_leaves_no_process(context: str) -> None:
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with pytest.raises(RuntimeError, match="factory exploded") as caught:
+        AsyncVectorEnv([CountdownEnv, failing_factory], context=context, num_workers=2)
+    assert isinstance(caught.value.__cause__, RemoteTraceback)
+    assert any("env 1" in note for note in caught.value.__notes__)
+    time.sleep(0.2)
+    new = [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if p.pid not in before
+        and _running(p.pid)
+        and "forkserver" not in " ".join(p.cmdline())
+        and "resource_tracker" not in " ".join(p.cmdline())
+    ]
+    assert not new, f"processes left running: {new}"
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        (
+            "bad_shape",
+            "shape (1,)",
+        ),
+        ("bad_dtype", "dtype <U1"),
+    ],
+)
+def test_observation_not_matching_the_space_names_env_and_leaf(
+    context: str, fault: str, expected: str
+) -> None:
+    with pool(context, fault) as envs:
+        envs.reset(seed=0)
+        with pytest.raises((TypeError, ValueError), match=re.escape(expected)) as caught:
+            envs.step(STEP)
+        assert "obs" in str(caught.value)
+        assert any("env 2" in note for note in caught.value.__notes__)
+        envs.reset(seed=0)
+
+
+def test_unpicklable_info_names_the_key_and_the_worker_survives(context: str) -> None:
+    with pool(context, "unpicklable_info") as envs:
+        envs.reset(seed=0)
+        with pytest.raises(TypeError, match=r"info\['lock'\] of env 2"):
+            envs.step(STEP)
+        obs, *_ = envs.step(STEP)
+        assert obs.shape == (3, 1)
+
+
+def test_unpicklable_call_result_names_the_attribute(context: str) -> None:
+    with pool(context) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(TypeError, match=r"call\('make_lock'\) result of env 0"):
+            envs.call("make_lock")
+        assert envs.get_attr("length") == (100, 100, 3)
+
+
+@pytest.mark.parametrize("actions", [np.array([1, 1]), np.array([1, 1, 1, 1]), np.array([[1, 1, 1]]), [1, 2]])
+def test_wrong_actions_are_rejected_before_anything_is_sent(context: str, actions: Any) -> None:
+    with pool(context) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(ValueError, match="actions"):
+            envs.step(actions)
+        obs, *_ = envs.step(STEP)
+        assert obs[:, 0].tolist() == [1, 1, 1]
+
+
+def test_step_timeout_keeps_the_pool_usable(context: str) -> None:
+    with pool(context, "sleep", seconds=0.5) as envs:
+        envs.reset(seed=0)
+        envs.step_async(STEP)
+        with pytest.raises(TimeoutError, match="step_wait"):
+            envs.step_wait(timeout=0.05)
+        with pytest.raises(AlreadyPendingCallError, match="step_wait"):
+            envs.step_async(STEP)
+        obs, rewards, *_ = envs.step_wait(timeout=10)
+        assert obs[:, 0].tolist() == [1, 1, 1] and rewards.tolist() == [1, 1, 1]
+        obs, *_ = envs.step(STEP)
+        assert obs[:, 0].tolist() == [2, 2, 2]
+
+
+def test_close_while_a_call_is_pending(context: str) -> None:
+    envs = pool(context, "sleep", seconds=30)
+    envs.reset(seed=0)
+    pids = worker_pids(envs)
+    envs.step_async(STEP)
+    start = time.monotonic()
+    envs.close(timeout=0.2)
+    assert time.monotonic() - start < 5
+    assert_gone(pids)
+    with pytest.raises(ClosedEnvironmentError):
+        envs.step(STEP)
+    envs.close()  # idempotent
+
+
+SCRIPT_PREAMBLE = """
+import os, signal, sys, threading, time
+import numpy as np
+sys.path.insert(0, {root!r})
+from tests.vector.envs import FaultyEnv, CountdownEnv
+from vecspaces.vector import AsyncVectorEnv
+"""
+
+
+def run_script(body: str, context: str) -> subprocess.CompletedProcess[str]:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = SCRIPT_PREAMBLE.format(root=root) + textwrap.dedent(body).replace("CONTEXT", repr(context))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50)
+
+
+def test_ctrl_c_during_step_returns_promptly_without_worker_noise(context: str) -> None:
+    result = run_script(
+        """
+        if __name__ == "__main__":
+            envs = AsyncVectorEnv([lambda: FaultyEnv("sleep", 1, seconds=30)] * 2, context=CONTEXT, num_workers=2)
+            envs.reset(seed=0)
+            print("pids", *[w["pid"] for w in envs.worker_info()], flush=True)
+            threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+            start = time.monotonic()
+            try:
+                envs.step(np.array([1, 1]))
+            except KeyboardInterrupt:
+                print("interrupted after", round(time.monotonic() - start, 1), flush=True)
+            envs.close(terminate=True)
+        """,
+        context,
+    )
+    assert "interrupted after" in result.stdout, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    pids = [int(pid) for pid in result.stdout.split("pids")[1].split("\n")[0].split()]
+    assert_gone(pids)
+
+
+def test_interpreter_exit_without_close_leaves_no_worker(context: str) -> None:
+    result = run_script(
+        """
+        if __name__ == "__main__":
+            envs = AsyncVectorEnv([CountdownEnv] * 2, context=CONTEXT, num_workers=2)
+            envs.reset(seed=0)
+            envs.step(np.array([1, 1]))
+            print("pids", *[w["pid"] for w in envs.worker_info()], flush=True)
+        """,
+        context,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "", result.stderr
+    pids = [int(pid) for pid in result.stdout.split("pids")[1].split()]
+    assert_gone(pids)
+
+
+@pytest.mark.timeout(120)
+def test_repeated_create_step_close_does_not_leak(context: str) -> None:
+    # A worker costs ~5 ms to start under fork, ~0.15 s under forkserver and ~0.5 s under spawn.
+    cycles = {"fork": 200, "forkserver": 40, "spawn": 20}[context]
+    me = psutil.Process()
+
+    def cycle() -> None:
+        with AsyncVectorEnv([CountdownEnv] * 2, context=context, num_workers=2) as envs:
+            envs.reset(seed=0)
+            envs.step(np.array([1, 1]))
+
+    for _ in range(3):
+        cycle()
+    fds, children = me.num_fds(), len(me.children(recursive=True))
+    for _ in range(cycles):
+        cycle()
+    assert me.num_fds() <= fds
+    assert len(me.children(recursive=True)) <= children
