@@ -268,3 +268,22 @@ def test_repeated_create_step_close_does_not_leak(context: str) -> None:
         cycle()
     assert me.num_fds() <= fds
     assert len(me.children(recursive=True)) <= children
+
+
+@pytest.mark.parametrize("fault", ["exit", "kill"])
+def test_restart_brings_crashed_workers_back(context: str, fault: str) -> None:
+    fns = [CountdownEnv, CountdownEnv, functools.partial(FaultyEnv, fault, 2, 0.0, 100)]
+    with AsyncVectorEnv(fns, context=context, num_workers=2, restart_workers=True) as envs:
+        envs.reset(seed=0)
+        envs.step(STEP)
+        old = worker_pids(envs)
+        obs, rewards, terminations, truncations, infos = envs.step(STEP)
+        assert envs.restarts == 1
+        assert worker_pids(envs)[0] == old[0] and worker_pids(envs)[1] != old[1]
+        assert truncations.tolist() == [False, False, True]
+        assert obs[2, 0] == 0 and rewards[2] == 0.0
+        assert infos["_worker_restarted"].tolist() == [False, False, True]
+        # The pool keeps stepping: the new env starts from its reset (its fault is due again at step 2).
+        obs, rewards, *_ = envs.step(STEP)
+        assert obs[:, 0].tolist() == [3, 3, 1] and rewards.tolist() == [1, 1, 1]
+        assert envs.restarts == 1

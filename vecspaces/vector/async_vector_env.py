@@ -180,7 +180,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._pending: Command | None = None
         self._outstanding: set[int] = set()
         self._replies: dict[int, Reply] = {}
+        self._messages: dict[int, bytes] = {}
         self._broken: str | None = None
+        self._startup_timeout = startup_timeout
+        self.restarts = 0
         descriptions = self._start_workers(range(self.num_workers), startup_timeout)
         self.closed = False
 
@@ -517,6 +520,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._command_ready[w].release()
         for w, payload in messages.items():
             self._connections[w].send_bytes(payload)
+        self._messages = messages
         self._pending = command
         self._outstanding = set(range(self.num_workers))
         self._replies = {}
@@ -587,11 +591,55 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def _check_workers_alive(self, command: Command) -> None:
         for w in sorted(self._outstanding):
             process = self._processes[w]
-            if not process.is_alive():
-                process.join(0.1)
-                self._broken = self._death_message(w, command.name.lower())
+            if process.is_alive():
+                continue
+            process.join(0.1)
+            death = self._death_message(w, command.name.lower())
+            if self.restart_workers and command is not Command.CLOSE:
+                self._restart(w, command)
+                continue
+            self._broken = death
+            self._pending = None
+            raise WorkerDiedError(self._broken)
+
+    def _restart(self, w: int, command: Command) -> None:
+        """Replace dead worker ``w`` with a new process, reset its envs and finish ``command`` for them.
+
+        A step reports the restarted envs as truncated, with their reset observation, reward 0 and
+        ``info["worker_restarted"] = True``; other commands are run again on the new envs.
+        """
+        self._connections[w].close()
+        self._start_workers([w], self._startup_timeout)
+        self.restarts += 1
+        envs = self._slices[w]
+        if command is Command.RESET:
+            self._replies[w] = self._run_on(w, Command.RESET, self._messages.get(w))
+        else:
+            everyone = cloudpickle.dumps(([None] * len(envs), None, [True] * len(envs)))
+            reply = self._run_on(w, Command.RESET, everyone)
+            if command is Command.STEP:
+                for i in envs:
+                    self._control.truncations[i] = True
+                    reply.infos[i] = {**reply.infos.get(i, {}), "worker_restarted": True}
+            else:
+                reply = self._run_on(w, command, self._messages.get(w))
+            self._replies[w] = reply
+        self._outstanding.discard(w)
+
+    def _run_on(self, w: int, command: Command, payload: bytes | None) -> Reply:
+        """Run one command on worker ``w`` alone and wait for it (used while restarting it)."""
+        self._control.commands[w] = command
+        self._command_ready[w].release()
+        if payload is not None:
+            self._connections[w].send_bytes(payload)
+        while not self._command_done[w].acquire(timeout=WAIT_SLICE_SECONDS):
+            if not self._processes[w].is_alive():
+                self._broken = self._death_message(w, f"{command.name.lower()} after a restart")
                 self._pending = None
                 raise WorkerDiedError(self._broken)
+        if not self._control.has_reply[w]:
+            return Reply()
+        return pickle.loads(self._connections[w].recv_bytes())
 
     # -- results --------------------------------------------------------------------------------------------
 
