@@ -35,6 +35,11 @@ def contains_oneof(space: Space[Any]) -> bool:
     return "OneOf(" in repr(space)
 
 
+def text_in_float_composite(space: Space[Any]) -> bool:
+    """Gymnasium cannot unflatten a Text inside a composite that flattens to floats (it indexes with floats)."""
+    return "Text(" in repr(space) and space.is_np_flattenable and flatten_space(space).dtype.kind == "f"
+
+
 def to_gym_value(x: Any) -> Any:
     if isinstance(x, GraphInstance):
         return gym_spaces.GraphInstance(*x)
@@ -83,7 +88,8 @@ def test_flatten_and_unflatten_agree(pair: tuple[Space[Any], Any]) -> None:
         theirs = gym_spaces.flatten(gym_space, to_gym_value(x))
         if not contains_oneof(space):
             assert_same_value(from_gym_value(_as_tuple_if_list(theirs)), _as_tuple_if_list(ours))
-            assert_same_value(from_gym_value(gym_spaces.unflatten(gym_space, to_gym_value(ours))), x)
+            if not text_in_float_composite(space):
+                assert_same_value(from_gym_value(gym_spaces.unflatten(gym_space, to_gym_value(ours))), x)
         assert_same_value(unflatten(space, ours), x)
 
 

@@ -175,8 +175,9 @@ class DemoEnv(_CountingEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start a mission at a random position."""
-        super().reset(seed=seed)
+        Env.reset(self, seed=seed)
         rng = self.np_random
+        self.steps = 0
         self._position = rng.uniform(-5.0, 5.0, 2).astype(np.float32)
         self._heading = np.int64(0)
         self._mission = self.MISSIONS[int(rng.integers(len(self.MISSIONS)))]

@@ -105,8 +105,8 @@ def show(value: object) -> str:
     Arrays show their values (abbreviated), shape and dtype; other values show a truncated repr.
 
     Example:
-        >>> show(np.zeros((2, 3), dtype=np.float32))
-        'array of shape (2, 3) and dtype float32'
+        >>> show(np.zeros((3, 4), dtype=np.float32))
+        'array of shape (3, 4) and dtype float32'
         >>> show("abc")
         "'abc' (str)"
     """

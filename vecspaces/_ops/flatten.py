@@ -83,7 +83,7 @@ def flatten_space(space: Space[Any]) -> Space[Any]:
     Example:
         >>> from vecspaces.spaces import Box, Discrete, Tuple
         >>> flatten_space(Tuple((Discrete(2), Box(0, 1, (2,)))))
-        Box(0.0, 1.0, (4,), float32)
+        Box(0.0, 1.0, (4,), float64)
     """
     raise no_kernel("flatten_space", space)
 

@@ -35,7 +35,11 @@ def seeds_per_env(seed: Any, num_envs: int) -> list[int | None]:
             )
         return list(seed)
     raise InvalidTypeError(
-        message("reset seed has the wrong type", expected=f"None, an int or a list of {num_envs} seeds", got=show(seed))
+        message(
+            "reset seed has the wrong type",
+            expected=f"None, an int or a list of {num_envs} seeds",
+            got=show(seed),
+        )
     )
 
 
@@ -53,11 +57,17 @@ def split_reset_mask(
     mask = options.pop("reset_mask")
     expected = f"a bool numpy array of shape ({num_envs},) with at least one True"
     if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
-        raise InvalidTypeError(message("options['reset_mask'] is not a bool array", expected=expected, got=show(mask)))
+        raise InvalidTypeError(
+            message("options['reset_mask'] is not a bool array", expected=expected, got=show(mask))
+        )
     if mask.shape != (num_envs,):
-        raise InvalidValueError(message("options['reset_mask'] has the wrong shape", expected=expected, got=show(mask)))
+        raise InvalidValueError(
+            message("options['reset_mask'] has the wrong shape", expected=expected, got=show(mask))
+        )
     if not mask.any():
-        raise InvalidValueError(message("options['reset_mask'] resets no env", expected=expected, got=show(mask)))
+        raise InvalidValueError(
+            message("options['reset_mask'] resets no env", expected=expected, got=show(mask))
+        )
     return mask, options
 
 
@@ -75,6 +85,10 @@ def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> li
         ) from error
     if len(split) != num_envs:
         raise InvalidValueError(
-            message("actions has the wrong batch size", expected=f"{num_envs} actions", got=f"{len(split)} actions")
+            message(
+                "actions has the wrong batch size",
+                expected=f"{num_envs} actions",
+                got=f"{len(split)} actions",
+            )
         )
     return split

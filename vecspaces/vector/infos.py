@@ -79,8 +79,14 @@ def _fits(value: Any, array: np.ndarray[Any, Any]) -> bool:
     if array.ndim == 1:
         if not (isinstance(value, _PYTHON_SCALARS) or isinstance(value, (np.number, np.bool_))):
             return False
-        return np.can_cast(np.min_scalar_type(value) if isinstance(value, int) else np.asarray(value).dtype, array.dtype)
-    return isinstance(value, np.ndarray) and value.shape == array.shape[1:] and np.can_cast(value.dtype, array.dtype)
+        return np.can_cast(
+            np.min_scalar_type(value) if isinstance(value, int) else np.asarray(value).dtype, array.dtype
+        )
+    return (
+        isinstance(value, np.ndarray)
+        and value.shape == array.shape[1:]
+        and np.can_cast(value.dtype, array.dtype)
+    )
 
 
 def _widen(array: np.ndarray[Any, Any], value: Any) -> np.ndarray[Any, Any]:

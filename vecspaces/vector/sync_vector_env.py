@@ -62,8 +62,14 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.render_mode = getattr(self.envs[0], "render_mode", None)
         spaces = resolve_spaces(
             observation_mode,
-            [as_vecspaces_space(env.observation_space, f"env {i} observation_space") for i, env in enumerate(self.envs)],
-            [as_vecspaces_space(env.action_space, f"env {i} action_space") for i, env in enumerate(self.envs)],
+            [
+                as_vecspaces_space(env.observation_space, f"env {i} observation_space")
+                for i, env in enumerate(self.envs)
+            ],
+            [
+                as_vecspaces_space(env.action_space, f"env {i} action_space")
+                for i, env in enumerate(self.envs)
+            ],
         )
         self.single_observation_space = spaces.single_observation_space
         self.observation_space = spaces.observation_space
@@ -139,7 +145,11 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._rewards[index] = reward
         except (TypeError, ValueError) as error:
             raise InvalidValueError(
-                message(f"env {index} returned a reward that is not a number", expected="a scalar", got=show(reward))
+                message(
+                    f"env {index} returned a reward that is not a number",
+                    expected="a scalar",
+                    got=show(reward),
+                )
             ) from error
         self._terminations[index] = terminated
         self._truncations[index] = truncated
@@ -167,7 +177,11 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             values = [values] * self.num_envs
         if len(values) != self.num_envs:
             raise InvalidValueError(
-                message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
+                message(
+                    "set_attr values has the wrong length",
+                    expected=f"{self.num_envs} values",
+                    got=show(values),
+                )
             )
         for env, value in zip(self.envs, values, strict=True):
             setter = getattr(env, "set_wrapper_attr", None)
