@@ -1,1 +1,401 @@
-"""Placeholder: being written."""
+"""Dict and Tuple: every operation, written once over the container protocol of ``vecspaces.spaces._container``.
+
+Flat layout. When every child is flattenable, a container flattens to one 1-D array: its children's flat
+vectors concatenated in the space's key order (a Dict's stored key order, a Tuple's positions), in numpy's
+result type of the children's flat dtypes (float32 and int64 give float64). An empty container flattens to an
+empty bool array: bool is the identity of numpy's type promotion, so an empty child never changes its parent's
+flat dtype. When a child is a Sequence or a Graph (anywhere inside), the container flattens to a container of
+the same kind holding each child's flattened value, and ``flatdim`` raises NotFlattenableError naming it.
+
+Batched type. A container of the same kind and keys holding each child's batched space (``batch_space``,
+``batch_differing_spaces``), batched value (``concatenate``, ``create_empty_array``); ``iterate`` yields one
+dict per env for a Dict and one tuple per env for a Tuple, with one exception for Tuples (see
+:func:`_iterate_tuple`): a Tuple whose direct children have no ``iterate`` of their own is the batch of
+per-env copies that Text, Sequence, Graph, OneOf and custom spaces batch to, and its items are the values.
+
+Every error about a part of a value names its path, e.g. ``items[3]['camera']: ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from copy import deepcopy
+from operator import is_
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._ops.batch import (
+    batch_differing_spaces,
+    batch_space,
+    check_batch_size,
+    concatenate,
+    create_empty_array,
+    iterate,
+)
+from vecspaces._ops.flatten import (
+    as_flat_array,
+    flatdim,
+    flat_dtype,
+    flatten,
+    flatten_space,
+    is_space_dtype_shape_equiv,
+    unflatten,
+)
+from vecspaces.error import (
+    CustomSpaceError,
+    Error,
+    InvalidValueError,
+    NotFlattenableError,
+    message,
+    show,
+)
+from vecspaces.spaces._container import Container, relocate
+from vecspaces.spaces.box import Box
+from vecspaces.spaces.dict import Dict
+from vecspaces.spaces.space import Space
+from vecspaces.spaces.tuple import Tuple
+
+# The dtype of an empty container's flat vector: promoting it with any dtype gives that dtype.
+EMPTY_FLAT_DTYPE = np.dtype(np.bool_)
+
+
+class _FlatLayout:
+    """How a container flattens, computed once per space and reused while the space keeps its children.
+
+    It holds the children with their flatten and unflatten kernels (looked up once, so per-call dispatch is
+    skipped), the slice of the flat vector each child owns and the flat dtype. It stays valid while the
+    container holds the same child objects under the same keys and its nested containers' layouts stay valid:
+    ``Dict.__setitem__`` and direct edits of ``Dict.spaces`` are both noticed. Leaf spaces are taken to be
+    immutable, as they are in practice, and kernels are looked up when the layout is built, so register
+    kernels for custom spaces before flattening containers that hold them.
+    """
+
+    __slots__ = (
+        "by_key",
+        "children",
+        "count",
+        "dtype",
+        "flatteners",
+        "flattenable",
+        "keys",
+        "nested",
+        "size",
+        "source",
+        "unflatteners",
+        "value_type",
+    )
+
+    def __init__(self, space: Container[Any]) -> None:
+        self.keys = tuple(space._keys())
+        self.children = tuple(space._children())
+        self.count = len(self.children)
+        self.by_key = isinstance(space, Dict)  # a Dict's children can change in place
+        self.source = space.spaces
+        self.value_type = dict if self.by_key else tuple
+        self.nested = tuple(
+            (index, _layout(child)) for index, child in enumerate(self.children) if isinstance(child, Container)
+        )
+        self.flattenable = all(_flattenable(child) for child in self.children)
+        self.flatteners = tuple(
+            (flatten.dispatch(type(child)), key, child) for key, child in zip(self.keys, self.children)
+        )
+        self.size = 0
+        self.dtype = EMPTY_FLAT_DTYPE
+        self.unflatteners: tuple[tuple[Callable[..., Any], Space[Any], int, int], ...] = ()
+        if self.flattenable:
+            sizes = _each_child(space, self.children, flatdim, "space")
+            dtypes = [flat.dtype for flat in _each_child(space, self.children, flatten_space, "space")]
+            offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).tolist()
+            self.size = int(offsets[-1])
+            self.dtype = flat_dtype(dtypes) if dtypes else EMPTY_FLAT_DTYPE
+            self.unflatteners = tuple(
+                (unflatten.dispatch(type(child)), child, start, stop)
+                for child, start, stop in zip(self.children, offsets[:-1], offsets[1:])
+            )
+
+    def fits(self, space: Container[Any]) -> bool:
+        """Whether this layout still describes ``space``."""
+        source = space.spaces
+        if self.by_key:
+            if (
+                len(source) != self.count
+                or not all(map(is_, source.values(), self.children))
+                or tuple(source) != self.keys
+            ):
+                return False
+        elif source is not self.source:
+            return False
+        for index, layout in self.nested:
+            if _layout(self.children[index]) is not layout:  # type: ignore[arg-type]
+                return False
+        return True
+
+
+def _layout(space: Container[Any]) -> _FlatLayout:
+    """The flat layout of ``space``, built on first use and rebuilt when the space's children changed."""
+    layout: _FlatLayout | None = space._flat_layout
+    if layout is None or not layout.fits(space):
+        layout = _FlatLayout(space)
+        space._flat_layout = layout
+    return layout
+
+
+def _flattenable(space: Space[Any]) -> bool:
+    try:
+        return space.is_np_flattenable
+    except NotImplementedError:  # a custom space that does not say: let its kernels answer
+        return True
+
+
+def _each_child(
+    space: Container[Any], children: Iterable[Space[Any]], operation: Callable[[Space[Any]], Any], root: str
+) -> list[Any]:
+    """``[operation(child) for child in children]``, with errors naming the child's path."""
+    results: list[Any] = []
+    try:
+        for child in children:
+            results.append(operation(child))
+    except Error as error:
+        raise relocate(error, space._segment(len(results)), root) from None
+    return results
+
+
+def _variable_path(space: Container[Any]) -> tuple[str, Space[Any]] | None:
+    """The path and space of the first child (searching nested containers) that cannot flatten to an array."""
+    for index, child in enumerate(space._children()):
+        if isinstance(child, Container):
+            found = _variable_path(child)
+            if found is not None:
+                return space._segment(index) + found[0], found[1]
+        elif not _flattenable(child):
+            return space._segment(index), child
+    return None
+
+
+# The flatten family.
+
+
+@flatdim.register(Dict)
+@flatdim.register(Tuple)
+def _flatdim_container(space: Container[Any]) -> int:
+    layout = _layout(space)
+    if not layout.flattenable:
+        path, child = _variable_path(space) or ("", space)
+        raise NotFlattenableError(
+            message(
+                f"{type(space).__name__} has no fixed-size flat form",
+                expected="children that all flatten to fixed-size arrays",
+                got=repr(child),
+                at=f"space{path}",
+                fix="flatten_space and flatten keep the structure of such spaces; use them instead of flatdim",
+            )
+        )
+    return layout.size
+
+
+@flatten_space.register(Dict)
+@flatten_space.register(Tuple)
+def _flatten_space_container(space: Container[Any]) -> Space[Any]:
+    layout = _layout(space)
+    flat_children = _each_child(space, layout.children, flatten_space, "space")
+    if not layout.flattenable:
+        return space._rebuild(flat_children)
+    if not flat_children:
+        return Box(low=0, high=1, shape=(0,), dtype=layout.dtype)
+    low = np.concatenate([flat.low for flat in flat_children], dtype=layout.dtype)
+    high = np.concatenate([flat.high for flat in flat_children], dtype=layout.dtype)
+    return Box(low=low, high=high, dtype=layout.dtype)
+
+
+@flatten.register(Dict)
+@flatten.register(Tuple)
+def _flatten_container(space: Container[Any], x: Any) -> Any:
+    layout = space._flat_layout
+    if layout is None or not layout.fits(space):
+        layout = _layout(space)
+    if type(x) is layout.value_type and len(x) == layout.count:
+        try:
+            flat = [kernel(child, x[key]) for kernel, key, child in layout.flatteners]
+        except Exception:
+            pass  # the checked path below says what is wrong, and where
+        else:
+            return _join(space, layout, flat)
+    parts = space._unpack(x, "x")
+    flat = []
+    try:
+        for child, part in zip(layout.children, parts):
+            flat.append(flatten(child, part))
+    except Error as error:
+        raise relocate(error, space._segment(len(flat)), "x") from None
+    return _join(space, layout, flat)
+
+
+def _join(space: Container[Any], layout: _FlatLayout, flat: list[Any]) -> Any:
+    if not layout.flattenable:
+        return space._pack(flat)
+    if not flat:
+        return np.zeros(0, dtype=layout.dtype)
+    return np.concatenate(flat, dtype=layout.dtype)
+
+
+@unflatten.register(Dict)
+@unflatten.register(Tuple)
+def _unflatten_container(space: Container[Any], x: Any) -> Any:
+    layout = space._flat_layout
+    if layout is None or not layout.fits(space):
+        layout = _layout(space)
+    if not layout.flattenable:
+        return _unflatten_each(space, layout, space._unpack(x, "x"))
+    if type(x) is np.ndarray and x.ndim == 1 and x.shape[0] == layout.size:
+        try:
+            values = [kernel(child, x[start:stop]) for kernel, child, start, stop in layout.unflatteners]
+        except Exception:
+            pass  # the checked path below says what is wrong, and where
+        else:
+            return space._pack(values)
+    x = as_flat_array(x, type(space).__name__)
+    if x.shape[0] != layout.size:
+        raise InvalidValueError(
+            message(
+                f"unflatten of {type(space).__name__} got a flat array of the wrong length",
+                expected=f"{layout.size} entries (flatdim of the space)",
+                got=show(x),
+            )
+        )
+    return _unflatten_each(space, layout, [x[start:stop] for _, _, start, stop in layout.unflatteners])
+
+
+def _unflatten_each(space: Container[Any], layout: _FlatLayout, parts: Sequence[Any]) -> Any:
+    values: list[Any] = []
+    try:
+        for child, part in zip(layout.children, parts):
+            values.append(unflatten(child, part))
+    except Error as error:
+        raise relocate(error, space._segment(len(values)), "x") from None
+    return space._pack(values)
+
+
+@is_space_dtype_shape_equiv.register(Dict)
+@is_space_dtype_shape_equiv.register(Tuple)
+def _is_container_dtype_shape_equiv(space_1: Container[Any], space_2: Space[Any]) -> bool:
+    kind = Dict if isinstance(space_1, Dict) else Tuple
+    if not isinstance(space_2, kind):
+        return False
+    try:
+        others = space_1._unpack(space_2.spaces, "space_2")  # same keys (any order) or same length
+    except Error:
+        return False
+    return all(
+        is_space_dtype_shape_equiv(child, other)
+        for child, other in zip(space_1._children(), others)
+    )
+
+
+# The batching family.
+
+
+@batch_space.register(Dict)
+@batch_space.register(Tuple)
+def _batch_space_container(space: Container[Any], n: int = 1) -> Space[Any]:
+    n = check_batch_size("batch_space", n)
+    children = _each_child(space, space._children(), lambda child: batch_space(child, n), "space")
+    return space._rebuild(children, seed=deepcopy(space.np_random))
+
+
+@batch_differing_spaces.register(Dict)
+@batch_differing_spaces.register(Tuple)
+def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:
+    first = spaces[0]
+    rows = [first._unpack(space.spaces, f"spaces[{index}]") for index, space in enumerate(spaces)]
+    columns = list(zip(*rows)) if rows else []
+    children = _each_child(
+        first, range(len(first._children())), lambda index: batch_differing_spaces(list(columns[index])), "space"
+    )
+    return first._rebuild(children, seed=deepcopy(first.np_random))
+
+
+@concatenate.register(Dict)
+@concatenate.register(Tuple)
+def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any) -> Any:
+    if not isinstance(items, (list, tuple)):
+        items = list(items)
+    rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
+    outs = space._unpack(out, "out")
+    children = space._children()
+    columns: Iterable[Any] = zip(*rows) if rows else [() for _ in children]
+    batched: list[Any] = []
+    try:
+        for child, column, child_out in zip(children, columns, outs):
+            batched.append(concatenate(child, column, child_out))
+    except Error as error:
+        raise relocate(error, space._segment(len(batched)), "space") from None
+    return space._pack(batched)
+
+
+@create_empty_array.register(Dict)
+@create_empty_array.register(Tuple)
+def _create_empty_array_container(
+    space: Container[Any], n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
+) -> Any:
+    n = check_batch_size("create_empty_array", n)
+    arrays = _each_child(space, space._children(), lambda child: create_empty_array(child, n, fn), "space")
+    return space._pack(arrays)
+
+
+@iterate.register(Dict)
+def _iterate_dict(space: Dict, items: Any) -> Iterator[dict[str, Any]]:
+    parts = space._unpack(items, "items")
+    iterators = []
+    try:
+        for child, part in zip(space.spaces.values(), parts):
+            iterators.append(iterate(child, part))
+    except Error as error:
+        raise relocate(error, space._segment(len(iterators)), "space") from None
+    return _rows(space, iterators)
+
+
+@iterate.register(Tuple)
+def _iterate_tuple(space: Tuple, items: Any) -> Iterator[Any]:
+    """Iterate a batched Tuple: one tuple per env, or the items themselves for a Tuple of per-env copies.
+
+    A Tuple is either the batch of a Tuple space (each child is a batched child, each item a batched value)
+    or the batch of a space with no array layout, a Tuple of ``n`` per-env copies whose items are the ``n``
+    values. The second kind is recognised by its children: a space with no ``iterate`` of its own (Text,
+    Sequence, Graph, OneOf and custom spaces, whose ``iterate`` raises CustomSpaceError). When a direct child
+    is one, the items are iterated as they are, as Gymnasium does. Unlike Gymnasium the test is what the
+    child supports, not its exact type, so subclasses of Box or Dict inside a Tuple are iterated child-wise.
+    """
+    parts = space._unpack(items, "items")
+    iterators = []
+    try:
+        for child, part in zip(space.spaces, parts):
+            if isinstance(child, Container):
+                iterators.append(iterate(child, part))
+                continue
+            try:
+                iterators.append(iterate(child, part))
+            except CustomSpaceError:
+                return iter(items)
+    except Error as error:
+        raise relocate(error, space._segment(len(iterators)), "space") from None
+    return _rows(space, iterators)
+
+
+def _rows(space: Container[Any], iterators: list[Iterator[Any]]) -> Iterator[Any]:
+    """Yield the container of the children's ``i``-th values, for every ``i``; all must have the same count."""
+    pack = space._pack
+    try:
+        for values in zip(*iterators, strict=True):
+            yield pack(values)
+    except ValueError as error:
+        if isinstance(error, Error) or not str(error).startswith("zip()"):
+            raise
+        raise InvalidValueError(
+            message(
+                f"iterate over {type(space).__name__} found children with different batch sizes",
+                expected="the same number of entries in every child's batch",
+                got=f"batches of different lengths ({error})",
+            )
+        ) from None
