@@ -16,11 +16,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import gymnasium.spaces as gym_spaces  # noqa: E402
+import gymnasium.spaces as gym_spaces
 
-from tests.catalog import IDS, make  # noqa: E402
-from tests.test_differential import to_gym_value  # noqa: E402
-from vecspaces.spaces import flatten, to_gymnasium, unflatten  # noqa: E402
+from tests.catalog import IDS, make
+from tests.test_differential import to_gym_value
+from vecspaces.spaces import flatten, to_gymnasium, unflatten
 
 OPERATIONS = ["sample", "contains", "flatten", "unflatten"]
 
@@ -54,7 +54,10 @@ def bench_space(space_id: str, budget: float) -> dict[str, tuple[float, float] |
     gx = to_gym_value(x)
     results: dict[str, tuple[float, float] | None] = {
         "sample": (best_time(ours.sample, budget), best_time(theirs.sample, budget)),
-        "contains": (best_time(lambda: ours.contains(x), budget), best_time(lambda: theirs.contains(gx), budget)),
+        "contains": (
+            best_time(lambda: ours.contains(x), budget),
+            best_time(lambda: theirs.contains(gx), budget),
+        ),
         "flatten": (
             best_time(lambda: flatten(ours, x), budget),
             best_time(lambda: gym_spaces.flatten(theirs, gx), budget),
@@ -94,7 +97,9 @@ def main() -> None:
     print("median ratio (Gymnasium time / vecspaces time; > 1 means vecspaces is faster):")
     for op in OPERATIONS:
         values = ratios[op]
-        print(f"  {op:<10} median {statistics.median(values):6.2f}x   min {min(values):6.2f}x   over {len(values)} spaces")
+        print(
+            f"  {op:<10} median {statistics.median(values):6.2f}x   min {min(values):6.2f}x   over {len(values)} spaces"
+        )
 
 
 if __name__ == "__main__":

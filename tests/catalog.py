@@ -73,9 +73,7 @@ FUNDAMENTAL: dict[str, Callable[[], Space[Any]]] = {
 COMPOSITE: dict[str, Callable[[], Space[Any]]] = {
     "tuple": lambda: Tuple((Discrete(2), Box(0.0, 1.0, (2,)))),
     "tuple_twins": lambda: Tuple((Discrete(5), Discrete(5), Discrete(5))),
-    "tuple_nested": lambda: Tuple(
-        (Tuple((Discrete(3, start=-1), MultiBinary(2))), Box(-1, 1, (2,), np.int8))
-    ),
+    "tuple_nested": lambda: Tuple((Tuple((Discrete(3, start=-1), MultiBinary(2))), Box(-1, 1, (2,), np.int8))),
     "dict": lambda: Dict(a=Box(0.0, 1.0, (2,)), b=Discrete(3)),
     "dict_ordered": lambda: Dict(OrderedDict([("z", Discrete(2)), ("a", MultiDiscrete([2, 2]))])),
     "dict_nested": lambda: Dict(

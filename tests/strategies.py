@@ -28,11 +28,7 @@ small_shapes = st.lists(st.integers(1, 3), min_size=1, max_size=2).map(tuple)
 @st.composite
 def boxes(draw: st.DrawFn) -> Box:
     dtype = np.dtype(
-        draw(
-            st.sampled_from(
-                ["float16", "float32", "float64", "int8", "uint8", "int32", "int64", "uint64", "bool"]
-            )
-        )
+        draw(st.sampled_from(["float16", "float32", "float64", "int8", "uint8", "int32", "int64", "uint64", "bool"]))
     )
     shape = draw(shapes)
     if dtype.kind == "b":
@@ -74,9 +70,7 @@ texts = st.builds(
     st.tuples(st.integers(0, 6), st.integers(1, 6)),
 )
 
-leaf_spaces: st.SearchStrategy[Space[Any]] = st.one_of(
-    boxes(), discretes, multi_binaries, multi_discretes, texts
-)
+leaf_spaces: st.SearchStrategy[Space[Any]] = st.one_of(boxes(), discretes, multi_binaries, multi_discretes, texts)
 keys = st.text(alphabet="abcdefgh_", min_size=1, max_size=4)
 
 

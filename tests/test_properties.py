@@ -98,9 +98,7 @@ def test_seed_return_value_reproduces_samples(space: Space[Any], seed: int | Non
     assert_same_value([space.sample() for _ in range(4)], first)
 
 
-@pytest.mark.parametrize(
-    "clone", [copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))], ids=["deepcopy", "pickle"]
-)
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))], ids=["deepcopy", "pickle"])
 def test_copies_keep_the_generator_state(space: Space[Any], clone: Any) -> None:
     space.seed(5)
     space.sample()

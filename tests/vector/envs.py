@@ -24,9 +24,7 @@ class CountdownEnv(Env[Any, Any]):
         self.label = label
         self.count = 0
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         self.count = 0 if not options else int(options.get("start", 0))
         return np.array([self.count]), {"seed": -1 if seed is None else seed}
@@ -58,9 +56,7 @@ class SpaceEnv(Env[Any, Any]):
         self.count = 0
         self.actions: list[Any] = []
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         self.observation_space.seed(int(self.np_random.integers(2**31)))
         self.count = 0
@@ -98,9 +94,7 @@ class FaultyEnv(CountdownEnv):
         self.seconds = seconds
         self.fired = False
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         obs, info = super().reset(seed=seed, options=options)
         if self.at_step == 0:
             return self._misbehave(obs, info)

@@ -50,9 +50,7 @@ def test_spaces_and_metadata(backend: str) -> None:
         assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
 
 
-@pytest.mark.parametrize(
-    ("seed", "expected"), [(42, [42, 43, 44]), ([7, None, 9], [7, -1, 9]), (None, [-1, -1, -1])]
-)
+@pytest.mark.parametrize(("seed", "expected"), [(42, [42, 43, 44]), ([7, None, 9], [7, -1, 9]), (None, [-1, -1, -1])])
 def test_reset_seeds(backend: str, seed: Any, expected: list[int]) -> None:
     with make_vector_env(backend, countdowns(3, 3, 3)) as envs:
         _, infos = envs.reset(seed=seed)

@@ -128,9 +128,7 @@ def test_factory_error_fails_the_constructor_and_leaves_no_process(context: str)
         ("bad_dtype", "dtype <U1"),
     ],
 )
-def test_observation_not_matching_the_space_names_env_and_leaf(
-    context: str, fault: str, expected: str
-) -> None:
+def test_observation_not_matching_the_space_names_env_and_leaf(context: str, fault: str, expected: str) -> None:
     with pool(context, fault) as envs:
         envs.reset(seed=0)
         with pytest.raises((TypeError, ValueError), match=re.escape(expected)) as caught:
@@ -277,7 +275,7 @@ def test_restart_brings_crashed_workers_back(context: str, fault: str) -> None:
         envs.reset(seed=0)
         envs.step(STEP)
         old = worker_pids(envs)
-        obs, rewards, terminations, truncations, infos = envs.step(STEP)
+        obs, rewards, _, truncations, infos = envs.step(STEP)
         assert envs.restarts == 1
         assert worker_pids(envs)[0] == old[0] and worker_pids(envs)[1] != old[1]
         assert truncations.tolist() == [False, False, True]

@@ -1,5 +1,7 @@
-"""Implementations of the operations, one module per space kind: a module is that space's row of the
-operation x space table (flatten family, batching family, shared-memory layout).
+"""Implementations of the operations, one module per space kind.
+
+A module is that space's row of the operation x space table (flatten family, batching family, shared-memory
+layout).
 
 Importing this package registers them all; ``vecspaces.spaces`` does so on import.
 """

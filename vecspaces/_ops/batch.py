@@ -1,5 +1,7 @@
-"""Declarations of the batching family: ``batch_space``, ``batch_differing_spaces``, ``concatenate``,
-``iterate`` and ``create_empty_array``.
+"""Declarations of the batching family.
+
+The family is ``batch_space``, ``batch_differing_spaces``, ``concatenate``, ``iterate`` and
+``create_empty_array``.
 
 They live outside ``vecspaces.vector`` because Sequence and Graph need them to sample and check their values,
 and ``vecspaces.spaces`` must not import ``vecspaces.vector``. ``vecspaces.vector.utils`` re-exports them.
@@ -152,9 +154,7 @@ def iterate(space: Space[Any], items: Any) -> Iterator[Any]:
 
 
 @singledispatch
-def create_empty_array(
-    space: Space[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
-) -> Any:
+def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros) -> Any:
     """Create a container for a batch of ``n`` values of ``space``, to be filled by :func:`concatenate`.
 
     Args:
@@ -180,13 +180,11 @@ def create_empty_array(
 def check_batch_size(operation: str, n: object) -> int:
     """Check that ``n`` is a positive integer batch size and return it as an int."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InvalidValueError(
-            message(f"{operation} batch size is invalid", expected="an int >= 1", got=show(n))
-        )
+        raise InvalidValueError(message(f"{operation} batch size is invalid", expected="an int >= 1", got=show(n)))
     return int(n)
 
 
-def tuple_of_copies(tuple_type: type[Space[Any]], space: Space[Any], n: int) -> Space[Any]:
+def tuple_of_copies(tuple_type: Any, space: Space[Any], n: int) -> Space[Any]:
     """Batch ``space`` as a Tuple of ``n`` copies, each with its own seed drawn from ``space``'s generator.
 
     The draw uses a copy of the generator, so ``space`` itself is not advanced.
@@ -194,6 +192,6 @@ def tuple_of_copies(tuple_type: type[Space[Any]], space: Space[Any], n: int) -> 
     n = check_batch_size("batch_space", n)
     rng = deepcopy(space.np_random)
     batched = tuple_type([deepcopy(space) for _ in range(n)], seed=deepcopy(space.np_random))
-    for copy, seed in zip(batched, rng.integers(0, 2**63 - 1, size=n), strict=True):  # type: ignore[attr-defined]
+    for copy, seed in zip(batched, rng.integers(0, 2**63 - 1, size=n), strict=True):
         copy.seed(int(seed))
     return batched

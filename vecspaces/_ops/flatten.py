@@ -1,5 +1,6 @@
-"""Declarations of the flatten family: ``flatdim``, ``flatten_space``, ``flatten``, ``unflatten`` and
-``is_space_dtype_shape_equiv``.
+"""Declarations of the flatten family.
+
+The family is ``flatdim``, ``flatten_space``, ``flatten``, ``unflatten`` and ``is_space_dtype_shape_equiv``.
 
 Each is a ``functools.singledispatch`` function on the type of its first argument. The implementations live
 with the other operations of the same space, in ``vecspaces._kernels.<space>``; a user adds a custom space

@@ -17,6 +17,7 @@ from vecspaces.spaces.sequence import Sequence
 from vecspaces.spaces.text import Text
 from vecspaces.spaces.tuple import Tuple
 from vecspaces.spaces.utils import flatdim, flatten, flatten_space, unflatten
+
 from vecspaces.spaces._gymnasium import from_gymnasium, to_gymnasium  # isort: skip
 
 import vecspaces._kernels  # noqa: F401  (registers every space's implementations of the operations)

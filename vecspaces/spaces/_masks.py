@@ -49,9 +49,7 @@ def check_mask(
     """
     expected = f"an int8 array of shape {shape} with values in {sorted(allowed)}"
     if not isinstance(mask, np.ndarray):
-        raise InvalidTypeError(
-            message(f"{owner}.sample {name} is not an array", expected=expected, got=show(mask))
-        )
+        raise InvalidTypeError(message(f"{owner}.sample {name} is not an array", expected=expected, got=show(mask)))
     if mask.dtype.kind not in "biu":
         raise InvalidTypeError(
             message(f"{owner}.sample {name} has a non-integer dtype", expected=expected, got=show(mask))
@@ -88,9 +86,7 @@ def check_probability(
         >>> check_probability(np.array([0.25, 0.75]), owner="Discrete(2)", shape=(2,))
         array([0.25, 0.75])
     """
-    expected = f"a float array of shape {shape} with values in [0, 1]" + (
-        " summing to 1" if sums_to_one else ""
-    )
+    expected = f"a float array of shape {shape} with values in [0, 1]" + (" summing to 1" if sums_to_one else "")
     if not isinstance(probability, np.ndarray):
         raise InvalidTypeError(
             message(f"{owner}.sample {name} is not an array", expected=expected, got=show(probability))
@@ -106,9 +102,7 @@ def check_probability(
     probability = probability.astype(np.float64, copy=False)
     if not ((probability >= 0) & (probability <= 1)).all():  # NaN fails both comparisons
         raise InvalidValueError(
-            message(
-                f"{owner}.sample {name} has a value outside [0, 1]", expected=expected, got=show(probability)
-            )
+            message(f"{owner}.sample {name} has a value outside [0, 1]", expected=expected, got=show(probability))
         )
     if sums_to_one and not np.isclose(probability.sum(), 1.0):
         raise InvalidValueError(

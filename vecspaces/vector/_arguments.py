@@ -57,17 +57,11 @@ def split_reset_mask(
     mask = options.pop("reset_mask")
     expected = f"a bool numpy array of shape ({num_envs},) with at least one True"
     if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
-        raise InvalidTypeError(
-            message("options['reset_mask'] is not a bool array", expected=expected, got=show(mask))
-        )
+        raise InvalidTypeError(message("options['reset_mask'] is not a bool array", expected=expected, got=show(mask)))
     if mask.shape != (num_envs,):
-        raise InvalidValueError(
-            message("options['reset_mask'] has the wrong shape", expected=expected, got=show(mask))
-        )
+        raise InvalidValueError(message("options['reset_mask'] has the wrong shape", expected=expected, got=show(mask)))
     if not mask.any():
-        raise InvalidValueError(
-            message("options['reset_mask'] resets no env", expected=expected, got=show(mask))
-        )
+        raise InvalidValueError(message("options['reset_mask'] resets no env", expected=expected, got=show(mask)))
     return mask, options
 
 
@@ -80,9 +74,7 @@ def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> li
     try:
         split = list(iterate(action_space, actions))
     except (TypeError, ValueError) as error:
-        raise InvalidValueError(
-            message("actions do not form a batch", expected=expected, got=show(actions))
-        ) from error
+        raise InvalidValueError(message("actions do not form a batch", expected=expected, got=show(actions))) from error
     if len(split) != num_envs:
         raise InvalidValueError(
             message(

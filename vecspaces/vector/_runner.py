@@ -33,9 +33,7 @@ class EnvRunner:
         # True once an episode ended and no reset has happened since.
         self.episode_ended = False
 
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset the env; an explicit reset clears any pending autoreset, in every mode."""
         obs, info = self.env.reset(seed=seed, options=options)
         self.episode_ended = False

@@ -39,6 +39,7 @@ Failure semantics:
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -65,7 +66,7 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
-from vecspaces.vector._async.protocol import Command, Reply, rebuild_error
+from vecspaces.vector._async.protocol import Command, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import WorkerConfig, run_worker
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, resolve_spaces
@@ -145,15 +146,13 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.timeout = timeout
         self.restart_workers = restart_workers
-        self._ctx = multiprocessing.get_context(context)
+        self._ctx: Any = multiprocessing.get_context(context)
         self._daemon = daemon
         self._worker_target = worker or run_worker
         self.num_workers = _worker_count(num_workers, self.num_envs)
         self._slices = _split(self.num_envs, self.num_workers)
         cores = psutil.cpu_count(logical=True) or 1
-        self._spin_seconds = (
-            spin_seconds if spin_seconds is not None else (2e-4 if self.num_workers < cores else 2e-5)
-        )
+        self._spin_seconds = spin_seconds if spin_seconds is not None else (2e-4 if self.num_workers < cores else 2e-5)
 
         # The shared memory must exist before the workers start (spawn can only hand it over at start), so
         # the spaces come from one env built here and closed at once, as Gymnasium does.
@@ -193,10 +192,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 as_vecspaces_space(d["observation_space"], f"env {i} observation_space")
                 for i, d in enumerate(descriptions)
             ],
-            [
-                as_vecspaces_space(d["action_space"], f"env {i} action_space")
-                for i, d in enumerate(descriptions)
-            ],
+            [as_vecspaces_space(d["action_space"], f"env {i} action_space") for i, d in enumerate(descriptions)],
         )
         self.single_observation_space = spaces.single_observation_space
         self.observation_space = spaces.observation_space
@@ -206,33 +202,25 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         observations = self._memory.observations
         # Without shared observations, the whole observation is the one leaf that travels by pipe.
         self._variable_leaves = 1 if observations is None else len(observations.layout.variable_leaves)
-        self._variable_values: list[list[Any]] = [
-            [None] * self._variable_leaves for _ in range(self.num_envs)
-        ]
+        self._variable_values: list[list[Any]] = [[None] * self._variable_leaves for _ in range(self.num_envs)]
         self._piped_observations: list[Any] | None = None
         self._observation_buffer: Any = None
         if observations is None:
-            self._observation_buffer = create_empty_array(
-                self.single_observation_space, self.num_envs, np.zeros
-            )
-            self._piped_observations = _placeholders(
-                self.observation_space, self._observation_buffer, self.num_envs
-            )
+            self._observation_buffer = create_empty_array(self.single_observation_space, self.num_envs, np.zeros)
+            self._piped_observations = _placeholders(self.observation_space, self._observation_buffer, self.num_envs)
         action_layout = self._memory.actions.layout
         self._piped_actions = bool(action_layout.variable_leaves)
-        simple = (
-            len(action_layout.slots) == 1 and action_layout.slots[0].path == () and not self._piped_actions
-        )
+        simple = len(action_layout.slots) == 1 and action_layout.slots[0].path == () and not self._piped_actions
         self._action_view = self._memory.actions.batch_views[0] if simple else None
 
     # -- public API ---------------------------------------------------------------------------------------
 
     @property
-    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]
+    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # one per sub-env, as Gymnasium
         """Each sub-env's ``np_random_seed``."""
         return self.get_attr("np_random_seed")
 
-    @property
+    @property  # type: ignore[misc]  # read-only here: the generators live in the sub-envs
     def np_random(self) -> tuple[Any, ...]:  # type: ignore[override]
         """Each sub-env's ``np_random``."""
         return self.get_attr("np_random")
@@ -244,9 +232,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.reset_async(seed=seed, options=options)
         return self.reset_wait()
 
-    def reset_async(
-        self, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
-    ) -> None:
+    def reset_async(self, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> None:
         """Send the reset command to the workers.
 
         Args:
@@ -297,8 +283,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             env_actions = actions_per_env(self.action_space, actions, self.num_envs)
             if self._piped_actions:
                 messages = {
-                    w: cloudpickle.dumps({i: env_actions[i] for i in envs})
-                    for w, envs in enumerate(self._slices)
+                    w: cloudpickle.dumps({i: env_actions[i] for i in envs}) for w, envs in enumerate(self._slices)
                 }
             else:
                 for index, action in enumerate(env_actions):
@@ -355,8 +340,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         return self._results(self._wait(Command.GET_ATTR, "get_attr", None))
 
     def set_attr(self, name: str, values: Any) -> None:
-        """Set the attribute ``name`` of every sub-env: a list or tuple gives one value per env, anything else
-        is given to all.
+        """Set the attribute ``name`` of every sub-env.
+
+        A list or tuple gives one value per env; anything else is given to all.
         """
         if not isinstance(values, (list, tuple)):
             values = [values] * self.num_envs
@@ -369,9 +355,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 )
             )
         self._check_can_start("set_attr")
-        messages = {
-            w: cloudpickle.dumps((name, [values[i] for i in envs])) for w, envs in enumerate(self._slices)
-        }
+        messages = {w: cloudpickle.dumps((name, [values[i] for i in envs])) for w, envs in enumerate(self._slices)}
         self._send(Command.SET_ATTR, messages)
         self._wait(Command.SET_ATTR, "set_attr", None)
 
@@ -406,6 +390,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         Args:
             timeout: seconds to wait for a pending call and for the workers to exit (default 1 s each).
             terminate: skip the polite steps and terminate the workers at once.
+            **kwargs: accepted for compatibility with other vector envs; unused.
         """
         grace = 1.0 if timeout is None else timeout
         if not terminate and self._broken is None:
@@ -532,9 +517,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         if self._broken is not None:
             raise WorkerDiedError(self._broken)
         if self._pending is not command:
+            name = command.name.lower()
             raise NoAsyncCallError(
-                f"{call} was called without a pending {command.name.lower()}; call {command.name.lower()}_async() first",
-                command.name.lower(),
+                f"{call} was called without a pending {name}; call {name}_async() first",
+                name,
             )
         timeout = self.timeout if timeout is None else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -572,10 +558,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         if errors:
             first = rebuild_error(errors[0])
             if len(errors) > 1:
-                first.__notes__ = [
-                    *getattr(first, "__notes__", []),
-                    f"{len(errors) - 1} more env error(s) in this call",
-                ]
+                add_note(first, f"{len(errors) - 1} more env error(s) in this call")
             raise first
         return replies
 
@@ -665,9 +648,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         variable = None
         if self._variable_leaves:
             variable = [
-                tuple(values[leaf] for values in self._variable_values)
-                for leaf in range(self._variable_leaves)
+                tuple(values[leaf] for values in self._variable_values) for leaf in range(self._variable_leaves)
             ]
+        assert self._memory.observations is not None  # else the observations came through the pipes
         observations = self._memory.observations.read(variable)
         return _copy_value(observations) if self.copy else observations
 
@@ -682,16 +665,14 @@ def _worker_count(requested: int | None, num_envs: int) -> int:
     if requested is None:
         return max(1, min(num_envs, psutil.cpu_count(logical=False) or 1))
     if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
-        raise InvalidValueError(
-            message("num_workers is invalid", expected="an int >= 1", got=show(requested))
-        )
+        raise InvalidValueError(message("num_workers is invalid", expected="an int >= 1", got=show(requested)))
     return min(requested, num_envs)
 
 
 def _split(num_envs: int, num_workers: int) -> list[range]:
     """Contiguous, balanced slices of env indices, one per worker."""
     bounds = np.linspace(0, num_envs, num_workers + 1).round().astype(int)
-    return [range(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return [range(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds)]
 
 
 def _span(envs: range) -> str:

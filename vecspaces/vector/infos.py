@@ -68,7 +68,7 @@ def _store(array: Any, value: Any, env_index: int, num_envs: int) -> Any:
 
 
 def _new_array(value: Any, num_envs: int) -> np.ndarray[Any, Any]:
-    if isinstance(value, _PYTHON_SCALARS) or isinstance(value, (np.number, np.bool_)):
+    if isinstance(value, (*_PYTHON_SCALARS, np.number, np.bool_)):
         return np.zeros(num_envs, dtype=np.asarray(value).dtype)
     if isinstance(value, np.ndarray):
         return np.zeros((num_envs, *value.shape), dtype=value.dtype)
@@ -77,16 +77,12 @@ def _new_array(value: Any, num_envs: int) -> np.ndarray[Any, Any]:
 
 def _fits(value: Any, array: np.ndarray[Any, Any]) -> bool:
     if array.ndim == 1:
-        if not (isinstance(value, _PYTHON_SCALARS) or isinstance(value, (np.number, np.bool_))):
+        if not isinstance(value, (*_PYTHON_SCALARS, np.number, np.bool_)):
             return False
         return np.can_cast(
             np.min_scalar_type(value) if isinstance(value, int) else np.asarray(value).dtype, array.dtype
         )
-    return (
-        isinstance(value, np.ndarray)
-        and value.shape == array.shape[1:]
-        and np.can_cast(value.dtype, array.dtype)
-    )
+    return isinstance(value, np.ndarray) and value.shape == array.shape[1:] and np.can_cast(value.dtype, array.dtype)
 
 
 def _widen(array: np.ndarray[Any, Any], value: Any) -> np.ndarray[Any, Any]:

@@ -66,10 +66,7 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 as_vecspaces_space(env.observation_space, f"env {i} observation_space")
                 for i, env in enumerate(self.envs)
             ],
-            [
-                as_vecspaces_space(env.action_space, f"env {i} action_space")
-                for i, env in enumerate(self.envs)
-            ],
+            [as_vecspaces_space(env.action_space, f"env {i} action_space") for i, env in enumerate(self.envs)],
         )
         self.single_observation_space = spaces.single_observation_space
         self.observation_space = spaces.observation_space
@@ -83,11 +80,11 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._truncations = np.zeros(self.num_envs, dtype=np.bool_)
 
     @property
-    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]
+    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # one per sub-env, as Gymnasium
         """Each sub-env's ``np_random_seed``."""
         return self.get_attr("np_random_seed")
 
-    @property
+    @property  # type: ignore[misc]  # read-only here: the generators live in the sub-envs
     def np_random(self) -> tuple[Any, ...]:  # type: ignore[override]
         """Each sub-env's ``np_random``."""
         return self.get_attr("np_random")
@@ -171,8 +168,10 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         return tuple(_get_attribute(env, name) for env in self.envs)
 
     def set_attr(self, name: str, values: Any) -> None:
-        """Set the attribute ``name`` of every sub-env: a list or tuple gives one value per env, anything else
-        is given to all."""
+        """Set the attribute ``name`` of every sub-env.
+
+        A list or tuple gives one value per env; anything else is given to all.
+        """
         if not isinstance(values, (list, tuple)):
             values = [values] * self.num_envs
         if len(values) != self.num_envs:

@@ -45,7 +45,7 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
         closed: whether :meth:`close` has run.
     """
 
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}  # noqa: RUF012  (Gymnasium's class-level default; instances replace it)
     render_mode: str | None = None
     spec: Any = None
     closed: bool = False

@@ -10,7 +10,7 @@ from typing import Any
 
 import cloudpickle
 
-__all__ = ["Command", "EnvError", "RemoteTraceback", "Reply", "capture_error", "rebuild_error"]
+__all__ = ["Command", "EnvError", "RemoteTraceback", "Reply", "add_note", "capture_error", "rebuild_error"]
 
 
 class Command(IntEnum):
@@ -83,8 +83,9 @@ def capture_error(error: BaseException, env_index: int | None, command: str) -> 
     # Packed as (type, args, attributes) and rebuilt without calling __init__: exceptions whose __init__
     # takes other arguments than their args survive the trip (Gymnasium fails to unpickle those).
     try:
-        payload: bytes | None = cloudpickle.dumps((type(error), error.args, vars(error)))
-        _unpack(payload)
+        packed = cloudpickle.dumps((type(error), error.args, vars(error)))
+        _unpack(packed)
+        payload: bytes | None = packed
     except Exception:
         payload = None
     return EnvError(
@@ -117,5 +118,10 @@ def rebuild_error(record: EnvError) -> BaseException:
     if error is None:
         error = RuntimeError(f"{record.type_name}: {record.text}")
     error.__cause__ = RemoteTraceback(f"{context}\n\n{record.traceback}")
-    error.__notes__ = [*getattr(error, "__notes__", []), context]
+    add_note(error, context)
     return error
+
+
+def add_note(error: BaseException, note: str) -> None:
+    """Add a PEP 678 note (``BaseException.add_note`` exists only from Python 3.11)."""
+    error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]

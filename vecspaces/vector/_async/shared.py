@@ -16,6 +16,7 @@ command/done semaphores (see ``vecspaces.vector.async_vector_env``), never by a 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,10 +74,9 @@ class SharedStepMemory:
     ) -> None:
         self.observations: SharedBatch | None = None
         if shared_observations:
-            try:
+            # A custom space without a layout: its observations travel through the pipes.
+            with contextlib.suppress(CustomSpaceError):
                 self.observations = SharedLayout(observation_space, num_envs).allocate(ctx, name="obs")
-            except CustomSpaceError:
-                pass  # a custom space without a layout: its observations travel through the pipes
         self.actions: SharedBatch = SharedLayout(action_space, num_envs).allocate(ctx, name="action")
         self._control: SharedBatch = SharedLayout(_control_space(num_envs, num_workers), 1).allocate(ctx)
 

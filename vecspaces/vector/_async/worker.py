@@ -7,6 +7,7 @@ exits by itself if the main process disappears.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -65,7 +66,7 @@ def run_worker(config: WorkerConfig) -> None:
     connection = config.connection
     envs: list[Any] = []
     try:
-        for position, env_fn in enumerate(pickle.loads(config.env_fns)):
+        for env_fn in pickle.loads(config.env_fns):
             envs.append(env_fn())
         connection.send(("ready", [_describe(env) for env in envs]))
     except BaseException as error:
@@ -87,10 +88,8 @@ def _describe(env: Any) -> dict[str, Any]:
 
 
 def _close_quietly(env: Any) -> None:
-    try:
+    with contextlib.suppress(Exception):
         env.close()
-    except Exception:
-        pass
 
 
 class _Worker:
@@ -101,7 +100,9 @@ class _Worker:
         self.index = config.worker_index
         self.envs = envs
         self.env_indices = config.env_indices
-        self.runners = [EnvRunner(env, i, config.autoreset_mode) for i, env in zip(config.env_indices, envs)]
+        self.runners = [
+            EnvRunner(env, i, config.autoreset_mode) for i, env in zip(config.env_indices, envs, strict=True)
+        ]
         self.observations = config.memory.observations
         self.actions = config.memory.actions
         self.control: Control = config.memory.control()

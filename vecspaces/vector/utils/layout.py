@@ -222,9 +222,7 @@ def _tuple_checker(node: TupleNode) -> Encoder:
         if not isinstance(value, (tuple, list)):
             raise _ValueProblem(InvalidTypeError, "is not a tuple", expected, show(value), path)
         if len(value) != length:
-            raise _ValueProblem(
-                InvalidValueError, "has the wrong length", expected, f"{len(value)} elements", path
-            )
+            raise _ValueProblem(InvalidValueError, "has the wrong length", expected, f"{len(value)} elements", path)
         return ()
 
     return check
@@ -236,9 +234,7 @@ def _oneof_encoder(leaf: OneOfLeaf, branches: tuple[SharedLayout, ...], region_s
 
     def encode(value: Any) -> Arrays:
         if not isinstance(value, (tuple, list)) or len(value) != 2:
-            raise _ValueProblem(
-                InvalidTypeError, "is not an (index, value) pair", expected, show(value), path
-            )
+            raise _ValueProblem(InvalidTypeError, "is not an (index, value) pair", expected, show(value), path)
         index, inner = value
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
             raise _ValueProblem(InvalidTypeError, "index is not an int", expected, show(index), (*path, 0))
@@ -381,17 +377,13 @@ class SharedLayout:
 
         self.slots: tuple[Slot, ...] = tuple(slots)
         self.nbytes: int = _round_up(offset, alignment)
-        self.variable_leaves: tuple[VariableLeaf, ...] = tuple(
-            node for node in nodes if isinstance(node, VariableLeaf)
-        )
+        self.variable_leaves: tuple[VariableLeaf, ...] = tuple(node for node in nodes if isinstance(node, VariableLeaf))
         self._fixed = tuple(fixed)
         self._variable_nodes = tuple(variable_nodes)
         position = {node.path: index for index, node in enumerate(nodes)}
         # Step k of the program fetches node k + 1 from its parent's value (the root is the value itself).
         program = tuple(
-            (position[node.path[:-1]], node.path[-1], encoders[index])
-            for index, node in enumerate(nodes)
-            if index > 0
+            (position[node.path[:-1]], node.path[-1], encoders[index]) for index, node in enumerate(nodes) if index > 0
         )
         self._prepare = _make_prepare(encoders[0], program)
         self._assemble = _make_assembler(nodes)
@@ -454,9 +446,7 @@ class SharedLayout:
     def __reduce__(self) -> tuple[Any, ...]:
         if self.space is None:
             raise InvalidTypeError(
-                message(
-                    "a OneOf branch layout cannot be pickled", expected="a top-level layout", got="a branch"
-                )
+                message("a OneOf branch layout cannot be pickled", expected="a top-level layout", got="a branch")
             )
         return (SharedLayout, (self.space, self.n))
 
@@ -647,9 +637,7 @@ class SharedBatch:
     def _check_index(self, index: object) -> int:
         expected = f"an int with 0 <= index < {self.n}"
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
-            raise InvalidTypeError(
-                message("shared-memory env index is not an int", expected=expected, got=show(index))
-            )
+            raise InvalidTypeError(message("shared-memory env index is not an int", expected=expected, got=show(index)))
         if not 0 <= index < self.n:
             raise InvalidValueError(
                 message("shared-memory env index is out of range", expected=expected, got=show(index))
@@ -719,9 +707,7 @@ class SharedBatch:
     def __reduce__(self) -> tuple[Any, ...]:
         if self.layout.space is None:
             raise InvalidTypeError(
-                message(
-                    "a OneOf branch batch cannot be pickled", expected="a top-level batch", got="a branch"
-                )
+                message("a OneOf branch batch cannot be pickled", expected="a top-level batch", got="a branch")
             )
         if isinstance(self.buffer, ctypes.Array) and get_spawning_popen() is None:
             raise InvalidTypeError(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import cloudpickle  # type: ignore[import-untyped]
+import cloudpickle
 
 __all__ = ["CloudpickleWrapper", "clear_mpi_env_vars"]
 
