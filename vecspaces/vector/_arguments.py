@@ -67,20 +67,20 @@ def split_reset_mask(
 
 def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> list[Any]:
     """Split a batch of actions into one action per env, checking there is exactly one per env."""
-    expected = f"a batch of {num_envs} actions from {action_space!r}"
     shape = action_space.shape
     if shape is not None and isinstance(actions, np.ndarray) and actions.shape != shape:
-        raise InvalidValueError(message("actions has the wrong shape", expected=expected, got=show(actions)))
+        raise InvalidValueError(_bad_actions("actions has the wrong shape", action_space, actions, num_envs))
     try:
         split = list(iterate(action_space, actions))
     except (TypeError, ValueError) as error:
-        raise InvalidValueError(message("actions do not form a batch", expected=expected, got=show(actions))) from error
+        raise InvalidValueError(_bad_actions("actions do not form a batch", action_space, actions, num_envs)) from error
     if len(split) != num_envs:
         raise InvalidValueError(
-            message(
-                "actions has the wrong batch size",
-                expected=f"{num_envs} actions",
-                got=f"{len(split)} actions",
-            )
+            message("actions has the wrong batch size", expected=f"{num_envs} actions", got=f"{len(split)} actions")
         )
     return split
+
+
+def _bad_actions(problem: str, action_space: Space[Any], actions: Any, num_envs: int) -> str:
+    # Built only on failure: the repr of a batched space is too slow for every step.
+    return message(problem, expected=f"a batch of {num_envs} actions from {action_space!r}", got=show(actions))
