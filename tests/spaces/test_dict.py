@@ -120,7 +120,9 @@ def test_malformed_pairs_are_rejected(pairs: Any) -> None:
         Dict(pairs)
 
 
-@pytest.mark.parametrize("make", [lambda: Dict(a=Discrete(2), b=3), lambda: Dict({"a": "x"}), lambda: Dict([("a", None)])])
+@pytest.mark.parametrize(
+    "make", [lambda: Dict(a=Discrete(2), b=3), lambda: Dict({"a": "x"}), lambda: Dict([("a", None)])]
+)
 def test_non_space_child_is_rejected(make: Any) -> None:
     with pytest.raises(InvalidTypeError, match="is not a space") as info:
         make()
@@ -416,7 +418,9 @@ def test_equality_ignores_key_order_like_gymnasium() -> None:
 
 
 def test_repr() -> None:
-    assert repr(Dict(b=Discrete(2), a=Box(0.0, 1.0, (2,)))) == "Dict('b': Discrete(2), 'a': Box(0.0, 1.0, (2,), float32))"
+    assert (
+        repr(Dict(b=Discrete(2), a=Box(0.0, 1.0, (2,)))) == "Dict('b': Discrete(2), 'a': Box(0.0, 1.0, (2,), float32))"
+    )
     assert repr(Dict()) == "Dict()"
 
 

@@ -36,8 +36,8 @@ from vecspaces._ops.batch import (
 )
 from vecspaces._ops.flatten import (
     as_flat_array,
-    flatdim,
     flat_dtype,
+    flatdim,
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
@@ -77,8 +77,8 @@ class _FlatLayout:
         "children",
         "count",
         "dtype",
-        "flatteners",
         "flattenable",
+        "flatteners",
         "keys",
         "nested",
         "size",
@@ -99,7 +99,7 @@ class _FlatLayout:
         )
         self.flattenable = all(_flattenable(child) for child in self.children)
         self.flatteners = tuple(
-            (flatten.dispatch(type(child)), key, child) for key, child in zip(self.keys, self.children)
+            (flatten.dispatch(type(child)), key, child) for key, child in zip(self.keys, self.children, strict=True)
         )
         self.size = 0
         self.dtype = EMPTY_FLAT_DTYPE
@@ -112,7 +112,7 @@ class _FlatLayout:
             self.dtype = flat_dtype(dtypes) if dtypes else EMPTY_FLAT_DTYPE
             self.unflatteners = tuple(
                 (unflatten.dispatch(type(child)), child, start, stop)
-                for child, start, stop in zip(self.children, offsets[:-1], offsets[1:])
+                for child, start, stop in zip(self.children, offsets[:-1], offsets[1:], strict=True)
             )
 
     def fits(self, space: Container[Any]) -> bool:
@@ -127,10 +127,7 @@ class _FlatLayout:
                 return False
         elif source is not self.source:
             return False
-        for index, layout in self.nested:
-            if _layout(self.children[index]) is not layout:  # type: ignore[arg-type]
-                return False
-        return True
+        return all(_layout(self.children[index]) is layout for index, layout in self.nested)  # type: ignore[arg-type]
 
 
 def _layout(space: Container[Any]) -> _FlatLayout:
@@ -225,7 +222,7 @@ def _flatten_container(space: Container[Any], x: Any) -> Any:
     parts = space._unpack(x, "x")
     flat = []
     try:
-        for child, part in zip(layout.children, parts):
+        for child, part in zip(layout.children, parts, strict=True):
             flat.append(flatten(child, part))
     except Error as error:
         raise relocate(error, space._segment(len(flat)), "x") from None
@@ -270,7 +267,7 @@ def _unflatten_container(space: Container[Any], x: Any) -> Any:
 def _unflatten_each(space: Container[Any], layout: _FlatLayout, parts: Sequence[Any]) -> Any:
     values: list[Any] = []
     try:
-        for child, part in zip(layout.children, parts):
+        for child, part in zip(layout.children, parts, strict=True):
             values.append(unflatten(child, part))
     except Error as error:
         raise relocate(error, space._segment(len(values)), "x") from None
@@ -288,8 +285,7 @@ def _is_container_dtype_shape_equiv(space_1: Container[Any], space_2: Space[Any]
     except Error:
         return False
     return all(
-        is_space_dtype_shape_equiv(child, other)
-        for child, other in zip(space_1._children(), others)
+        is_space_dtype_shape_equiv(child, other) for child, other in zip(space_1._children(), others, strict=True)
     )
 
 
@@ -304,15 +300,17 @@ def _batch_space_container(space: Container[Any], n: int = 1) -> Space[Any]:
     return space._rebuild(children, seed=deepcopy(space.np_random))
 
 
-@batch_differing_spaces.register(Dict)
+@batch_differing_spaces.register(Dict)  # dispatched on spaces[0], see vecspaces._ops.batch
 @batch_differing_spaces.register(Tuple)
-def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:
+def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:  # type: ignore[misc]
     first = spaces[0]
     rows = [first._unpack(space.spaces, f"spaces[{index}]") for index, space in enumerate(spaces)]
-    columns = list(zip(*rows)) if rows else []
-    children = _each_child(
-        first, range(len(first._children())), lambda index: batch_differing_spaces(list(columns[index])), "space"
-    )
+    children: list[Space[Any]] = []
+    try:
+        for column in zip(*rows, strict=True):
+            children.append(batch_differing_spaces(list(column)))
+    except Error as error:
+        raise relocate(error, first._segment(len(children)), "space") from None
     return first._rebuild(children, seed=deepcopy(first.np_random))
 
 
@@ -324,10 +322,10 @@ def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any
     rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
     outs = space._unpack(out, "out")
     children = space._children()
-    columns: Iterable[Any] = zip(*rows) if rows else [() for _ in children]
+    columns: Iterable[Any] = zip(*rows, strict=True) if rows else [() for _ in children]
     batched: list[Any] = []
     try:
-        for child, column, child_out in zip(children, columns, outs):
+        for child, column, child_out in zip(children, columns, outs, strict=True):
             batched.append(concatenate(child, column, child_out))
     except Error as error:
         raise relocate(error, space._segment(len(batched)), "space") from None
@@ -349,7 +347,7 @@ def _iterate_dict(space: Dict, items: Any) -> Iterator[dict[str, Any]]:
     parts = space._unpack(items, "items")
     iterators = []
     try:
-        for child, part in zip(space.spaces.values(), parts):
+        for child, part in zip(space.spaces.values(), parts, strict=True):
             iterators.append(iterate(child, part))
     except Error as error:
         raise relocate(error, space._segment(len(iterators)), "space") from None
@@ -370,7 +368,7 @@ def _iterate_tuple(space: Tuple, items: Any) -> Iterator[Any]:
     parts = space._unpack(items, "items")
     iterators = []
     try:
-        for child, part in zip(space.spaces, parts):
+        for child, part in zip(space.spaces, parts, strict=True):
             if isinstance(child, Container):
                 iterators.append(iterate(child, part))
                 continue

@@ -89,6 +89,8 @@ class Container(Space[T]):
     spaces; samples come from the children's generators.
     """
 
+    spaces: Any  # the children: a dict for Dict, a tuple for Tuple
+
     # The flat layout cached by vecspaces._kernels.container; never pickled or copied.
     _flat_layout: Any = None
 
@@ -160,7 +162,7 @@ class Container(Space[T]):
         if seed is None:
             parts: Sequence[Any] = [None] * len(children)
         elif isinstance(seed, (int, np.integer)):
-            self._np_random, entropy = make_rng(seed)
+            self._np_random, entropy = make_rng(seed if isinstance(seed, int) else int(seed))
             parts = derive_seeds(entropy, len(children))
         elif isinstance(seed, self._structure_types):
             parts = self._unpack(seed, "seed")
@@ -174,7 +176,7 @@ class Container(Space[T]):
             )
         returned: list[Any] = []
         try:
-            for child, part in zip(children, parts):
+            for child, part in zip(children, parts, strict=True):
                 returned.append(child.seed(part))
         except Error as error:
             raise relocate(error, self._segment(len(returned)), "seed") from None
@@ -190,7 +192,7 @@ class Container(Space[T]):
         parts = self._unpack(argument, name)
         values: list[Any] = []
         try:
-            for child, part in zip(self._children(), parts):
+            for child, part in zip(self._children(), parts, strict=True):
                 if name == "mask":
                     values.append(child.sample(mask=part))
                 else:
@@ -228,7 +230,7 @@ class Container(Space[T]):
         parts = self._unpack(sample_n, "sample_n")
         columns: list[list[Any]] = []
         try:
-            for child, part in zip(self._children(), parts):
+            for child, part in zip(self._children(), parts, strict=True):
                 columns.append(list(child.from_jsonable(part)))
         except Error as error:
             raise relocate(error, self._segment(len(columns)), "sample_n") from None
@@ -241,7 +243,7 @@ class Container(Space[T]):
                     got=f"lengths {[len(column) for column in columns]}",
                 )
             )
-        return [self._pack(row) for row in zip(*columns)]
+        return [self._pack(row) for row in zip(*columns, strict=True)]
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -6,7 +6,7 @@ import typing
 from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from collections.abc import Sequence as SequenceABC
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
                     message(f"Dict child {key!r} is not a space", expected="a Space instance", got=show(space))
                 )
         self.spaces = children
-        super().__init__(None, None, seed)
+        super().__init__(None, None, cast(Any, seed))  # seed() also takes per-key seeds
 
     # The container protocol (see vecspaces.spaces._container).
 
@@ -91,7 +91,7 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
         return tuple(self.spaces.values())
 
     def _pack(self, parts: Iterable[Any]) -> dict[str, Any]:
-        return dict(zip(self.spaces, parts))
+        return dict(zip(self.spaces, parts, strict=True))
 
     def _unpack(self, value: Any, root: str) -> list[Any]:
         spaces = self.spaces
@@ -117,15 +117,14 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
             raise located(
                 InvalidValueError,
                 root,
-                f"unexpected key{'s' if len(unexpected) > 1 else ''} {', '.join(map(repr, unexpected))} "
-                "for a Dict",
+                f"unexpected key{'s' if len(unexpected) > 1 else ''} {', '.join(map(repr, unexpected))} for a Dict",
                 expected=expected,
                 got=f"the keys {list(value)}",
             )
         return [value[key] for key in spaces]
 
     def _rebuild(self, children: Iterable[Space[Any]], seed: np.random.Generator | None = None) -> Dict:
-        return Dict(list(zip(self.spaces, children)), seed=seed, sort_keys=self.sort_keys)
+        return Dict(list(zip(self.spaces, children, strict=True)), seed=seed, sort_keys=self.sort_keys)
 
     def _structure_name(self) -> str:
         return "a dict"

@@ -54,7 +54,10 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
             if not isinstance(space, Space):
                 raise InvalidTypeError(
                     message(
-                        "Tuple child is not a space", expected="a Space instance", got=show(space), at=f"spaces[{index}]"
+                        "Tuple child is not a space",
+                        expected="a Space instance",
+                        got=show(space),
+                        at=f"spaces[{index}]",
                     )
                 )
         self.spaces = children
@@ -136,7 +139,7 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
                     return False
             if len(x) != len(self.spaces):
                 return False
-            for space, part in zip(self.spaces, x):
+            for space, part in zip(self.spaces, x, strict=True):
                 if not space.contains(part):
                     return False
         except Exception:  # a 0-d array, or a child that chokes on odd input: not a member
