@@ -127,6 +127,8 @@ class _FlatLayout:
                 return False
         elif source is not self.source:
             return False
+        if not self.nested:  # the common case: skip building a generator
+            return True
         return all(_layout(self.children[index]) is layout for index, layout in self.nested)  # type: ignore[arg-type]
 
 

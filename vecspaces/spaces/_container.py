@@ -121,6 +121,13 @@ class Container(Space[T]):
         """The container's own generator, created from fresh entropy on first use.
 
         Unlike Gymnasium, creating it never reseeds the children: a child seeded on its own keeps its stream.
+
+        Example:
+            >>> from vecspaces.spaces import Discrete, Tuple
+            >>> child = Discrete(10, seed=1)
+            >>> _ = Tuple((child,)).np_random
+            >>> bool(child.sample() == Discrete(10, seed=1).sample())
+            True
         """
         if self._np_random is None:
             self._np_random, _ = make_rng()
@@ -128,7 +135,13 @@ class Container(Space[T]):
 
     @property
     def is_np_flattenable(self) -> bool:
-        """Whether every child flattens to a fixed-size array (no Sequence or Graph inside)."""
+        """Whether every child flattens to a fixed-size array (no Sequence or Graph inside).
+
+        Example:
+            >>> from vecspaces.spaces import Dict, Discrete, Sequence
+            >>> Dict(a=Discrete(2)).is_np_flattenable, Dict(a=Sequence(Discrete(2))).is_np_flattenable
+            (True, False)
+        """
         return all(child.is_np_flattenable for child in self._children())
 
     def seed(self, seed: Any = None) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterable, Iterator
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -43,7 +43,11 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
     spaces: tuple[Space[Any], ...]
     _structure_types = (tuple, list)
 
-    def __init__(self, spaces: Iterable[Space[Any]], seed: Any = None) -> None:
+    def __init__(
+        self,
+        spaces: Iterable[Space[Any]],
+        seed: int | typing.Sequence[Any] | np.random.Generator | None = None,
+    ) -> None:
         try:
             children = tuple(spaces)
         except TypeError:
@@ -61,7 +65,7 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
                     )
                 )
         self.spaces = children
-        super().__init__(None, None, seed)
+        super().__init__(None, None, cast(Any, seed))  # seed() also takes per-child seeds
 
     # The container protocol (see vecspaces.spaces._container).
 
