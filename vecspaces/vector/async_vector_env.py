@@ -68,7 +68,8 @@ from vecspaces.error import (
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
 from vecspaces.vector._async.protocol import Command, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.worker import WorkerConfig, run_worker
+from vecspaces.vector._async.waiting import AdaptiveSpin
+from vecspaces.vector._async.worker import WorkerConfig, is_single_array, run_worker
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, resolve_spaces
 from vecspaces.vector.infos import add_info
 from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
@@ -77,6 +78,8 @@ __all__ = ["AsyncVectorEnv"]
 
 # How often a blocked wait checks that the workers are alive: the bound on noticing a dead worker.
 WAIT_SLICE_SECONDS = 0.05
+# The longest a wait polls before blocking; waits that usually take longer do not poll at all (see _async.waiting).
+DEFAULT_MAX_SPIN_SECONDS = 1e-3
 # Calls whose effects would bypass the pool's bookkeeping.
 _RESERVED_CALLS = ("reset", "step", "close")
 
@@ -104,8 +107,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         timeout: the default timeout in seconds of every wait (None waits as long as the workers live).
         startup_timeout: how long the workers may take to build their envs, in seconds.
         restart_workers: restart a worker that died, instead of breaking the pool.
-        spin_seconds: how long waits poll before blocking; default: a short poll when there are more processes
-            than cores, a longer one otherwise.
+        spin_seconds: the longest a wait polls before blocking (default 1 ms); waits adapt below it, and do
+            not poll at all when the envs are slower than that. 0 always blocks.
 
     Example:
         >>> from vecspaces.envs import TinyEnv
@@ -151,8 +154,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._worker_target = worker or run_worker
         self.num_workers = _worker_count(num_workers, self.num_envs)
         self._slices = _split(self.num_envs, self.num_workers)
-        cores = psutil.cpu_count(logical=True) or 1
-        self._spin_seconds = spin_seconds if spin_seconds is not None else (2e-4 if self.num_workers < cores else 2e-5)
+        self._spin_seconds = DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds
+        self._spin = AdaptiveSpin(self._spin_seconds)
 
         # The shared memory must exist before the workers start (spawn can only hand it over at start), so
         # the spaces come from one env built here and closed at once, as Gymnasium does.
@@ -210,8 +213,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._piped_observations = _placeholders(self.observation_space, self._observation_buffer, self.num_envs)
         action_layout = self._memory.actions.layout
         self._piped_actions = bool(action_layout.variable_leaves)
-        simple = len(action_layout.slots) == 1 and action_layout.slots[0].path == () and not self._piped_actions
-        self._action_view = self._memory.actions.batch_views[0] if simple else None
+        self._action_view = self._memory.actions.batch_views[0] if is_single_array(action_layout) else None
 
     # -- public API ---------------------------------------------------------------------------------------
 
@@ -524,7 +526,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         timeout = self.timeout if timeout is None else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
-        spin_until = time.perf_counter() + self._spin_seconds
+        started = time.perf_counter()
+        spin_until = started + self._spin.budget()
         outstanding = self._outstanding
         while outstanding:
             for w in list(outstanding):
@@ -551,6 +554,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     f"(envs {', '.join(_span(self._slices[w]) for w in sorted(outstanding))}); "
                     f"call {call} again to collect the late results, or close()"
                 )
+        self._spin.record(time.perf_counter() - started)
         self._pending = None
         replies = self._replies
         self._replies = {}

@@ -11,17 +11,20 @@ import contextlib
 import os
 import pickle
 import signal
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import cloudpickle
 import numpy as np
 
+from vecspaces._ops.layout import ArrayLeaf
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
 from vecspaces.vector._async.shared import Control, SharedStepMemory
+from vecspaces.vector._async.waiting import AdaptiveSpin, acquire
 from vecspaces.vector._runner import EnvRunner
+from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
 from vecspaces.vector.vector_env import AutoresetMode
 
 __all__ = ["WorkerConfig", "run_worker"]
@@ -43,7 +46,7 @@ class WorkerConfig:
         command_ready: released by the main process when a command is in the worker's slot.
         command_done: released by the worker when it has finished the command.
         connection: the worker's end of its pipe.
-        spin_seconds: how long to poll for the next command before blocking.
+        spin_seconds: the longest the worker polls for the next command before blocking.
         parent_pid: the main process, to notice if it dies.
     """
 
@@ -92,6 +95,10 @@ def _close_quietly(env: Any) -> None:
         env.close()
 
 
+class _ParentGone(Exception):
+    """The main process exited: the worker has no one left to work for."""
+
+
 class _Worker:
     """The command loop of one worker."""
 
@@ -108,6 +115,13 @@ class _Worker:
         self.control: Control = config.memory.control()
         self.connection = config.connection
         self.variable_actions = bool(self.actions.layout.variable_leaves)
+        envs_slice = slice(config.env_indices.start, config.env_indices.stop)
+        self.rewards = self.control.rewards[envs_slice]
+        self.terminations = self.control.terminations[envs_slice]
+        self.truncations = self.control.truncations[envs_slice]
+        self.read_actions = _action_reader(self.actions, envs_slice)
+        self.write_observation = _observation_writer(self.observations)
+        self.spin = AdaptiveSpin(config.spin_seconds)
 
     def serve(self) -> None:
         handlers = {
@@ -130,18 +144,16 @@ class _Worker:
                 return
 
     def wait_for_command(self) -> bool:
-        """Poll briefly, then block; False if the main process is gone."""
-        ready = self.config.command_ready
-        if self.config.spin_seconds > 0:
-            deadline = time.perf_counter() + self.config.spin_seconds
-            while time.perf_counter() < deadline:
-                if ready.acquire(False):
-                    return True
-                os.sched_yield()
-        while not ready.acquire(timeout=PARENT_CHECK_SECONDS):
-            if os.getppid() != self.config.parent_pid:
-                return False
+        """Wait for the next command (polling while commands come quickly); False if the main process is gone."""
+        try:
+            acquire(self.config.command_ready, self.spin, PARENT_CHECK_SECONDS, self.check_parent)
+        except _ParentGone:
+            return False
         return True
+
+    def check_parent(self) -> None:
+        if os.getppid() != self.config.parent_pid:
+            raise _ParentGone
 
     def finish(self, reply: Reply) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
@@ -153,32 +165,29 @@ class _Worker:
 
     def step(self) -> Reply:
         reply = Reply()
-        control = self.control
         # Actions with variable-size leaves come whole through the pipe; the others from shared memory.
-        piped_actions = pickle.loads(self.connection.recv_bytes()) if self.variable_actions else None
-        for runner in self.runners:
+        if self.variable_actions:
+            piped = pickle.loads(self.connection.recv_bytes())
+            actions = [piped[i] for i in self.env_indices]
+        else:
+            actions = self.read_actions()
+        rewards, terminations, truncations = self.rewards, self.terminations, self.truncations
+        write_observation = self.write_observation
+        for position, (runner, action) in enumerate(zip(self.runners, actions, strict=True)):
             i = runner.index
             try:
-                action = piped_actions[i] if piped_actions is not None else _owned(self.actions.read_env(i))
                 obs, reward, terminated, truncated, info = runner.step(action)
-                control.rewards[i] = reward
-                control.terminations[i] = terminated
-                control.truncations[i] = truncated
-                self.store_observation(reply, i, obs)
+                rewards[position] = reward
+                terminations[position] = terminated
+                truncations[position] = truncated
+                variable = write_observation(i, obs)
+                if variable:
+                    reply.variable[i] = variable
                 if info:
                     reply.infos[i] = info
             except Exception as error:
                 reply.errors.append(capture_error(error, i, "step"))
         return reply
-
-    def store_observation(self, reply: Reply, index: int, obs: Any) -> None:
-        """Write the fixed-size leaves to shared memory; what has no fixed size goes in the reply."""
-        if self.observations is None:
-            reply.variable[index] = [obs]
-            return
-        variable = self.observations.write(index, obs)
-        if variable:
-            reply.variable[index] = list(variable)
 
     def reset(self) -> Reply:
         seeds, options, mask = pickle.loads(self.connection.recv_bytes())
@@ -191,7 +200,9 @@ class _Worker:
                 obs, info = runner.reset(seed=seed, options=options)
                 self.control.rewards[i] = 0.0
                 self.control.terminations[i] = self.control.truncations[i] = False
-                self.store_observation(reply, i, obs)
+                variable = self.write_observation(i, obs)
+                if variable:
+                    reply.variable[i] = variable
                 if info:
                     reply.infos[i] = info
             except Exception as error:
@@ -248,6 +259,48 @@ class _Worker:
 def _get_attribute(env: Any, name: str) -> Any:
     getter = getattr(env, "get_wrapper_attr", None)
     return getter(name) if getter is not None else getattr(env, name)
+
+
+def is_single_array(layout: SharedLayout) -> bool:
+    """Whether the whole value is one array (a Box, Discrete, MultiBinary or MultiDiscrete space)."""
+    return len(layout.nodes) == 1 and isinstance(layout.nodes[0], ArrayLeaf)
+
+
+def _action_reader(actions: SharedBatch, envs: slice) -> Callable[[], list[Any]]:
+    """A function returning this worker's actions from shared memory, as values the envs may keep."""
+    if is_single_array(actions.layout):
+        batch = actions.batch_views[0][envs]
+        # One copy for the whole slice; iterating it gives numpy scalars (Discrete) or rows, as iterate() does.
+        return lambda: list(batch.copy())
+    indices = range(envs.start, envs.stop)
+    return lambda: [_owned(actions.read_env(i)) for i in indices]
+
+
+def _observation_writer(observations: SharedBatch | None) -> Callable[[int, Any], list[Any] | None]:
+    """A function writing one env's observation; it returns what must travel by pipe instead, if anything."""
+    if observations is None:
+        return lambda index, obs: [obs]
+    layout = observations.layout
+    write = observations.write
+    if is_single_array(layout):
+        slot = layout.slots[0]
+        rows = [views[0] for views in observations.env_views]
+        shape, dtype = slot.shape, slot.dtype
+
+        def write_array(index: int, obs: Any) -> None:
+            # The common case costs one copy; anything else goes through the checked write for its errors.
+            if type(obs) is np.ndarray and obs.shape == shape and obs.dtype == dtype:
+                rows[index][...] = obs
+            else:
+                write(index, obs)
+
+        return write_array
+
+    def write_any(index: int, obs: Any) -> list[Any] | None:
+        variable = write(index, obs)
+        return list(variable) if variable else None
+
+    return write_any
 
 
 def _owned(value: Any) -> Any:

@@ -1,0 +1,228 @@
+"""Throughput of vector envs: vecspaces' AsyncVectorEnv against Gymnasium's Async and Sync, side by side.
+
+Runs the benchmark scenarios of DESIGN.md (tiny, atari, dict, cpu) with the same envs in every backend and
+prints env-steps per second, the ratio to Gymnasium's AsyncVectorEnv, and peak memory (main process plus
+workers). Each number is the median of several timed runs.
+
+Usage::
+
+    python scripts/bench_vector.py            # full run (a few minutes)
+    python scripts/bench_vector.py --quick    # under a minute
+    python scripts/bench_vector.py --sweep    # also num_envs from 1 to 64 for tiny and cpu
+    python scripts/bench_vector.py --plot docs/bench.png   # needs matplotlib (pip install ".[bench]")
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import gymnasium
+
+from vecspaces.envs import AtariEnv, CpuEnv, DictEnv, TinyEnv
+from vecspaces.spaces import to_gymnasium
+from vecspaces.vector import AsyncVectorEnv
+
+SCENARIOS: dict[str, tuple[type, int]] = {
+    "tiny": (TinyEnv, 8),
+    "atari": (AtariEnv, 8),
+    "dict": (DictEnv, 8),
+    "cpu": (CpuEnv, 4),
+}
+TUNINGS: list[dict[str, Any]] = [
+    {"num_workers": 1},
+    {"num_workers": 2},
+    {"copy": False},
+    {"num_workers": 1, "copy": False},
+]
+
+
+class GymnasiumAdapter(gymnasium.Env):  # type: ignore[misc]
+    """One of vecspaces' built-in envs, presented with Gymnasium spaces so Gymnasium's vector envs accept it."""
+
+    def __init__(self, env_class: type) -> None:
+        self.env = env_class()
+        self.observation_space = to_gymnasium(env_class.observation_space)
+        self.action_space = to_gymnasium(env_class.action_space)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        return self.env.step(action)
+
+
+def make_factories(env_class: type, num_envs: int, gym: bool) -> list[Callable[[], Any]]:
+    if gym:
+        return [lambda: GymnasiumAdapter(env_class)] * num_envs
+    return [env_class] * num_envs
+
+
+BACKENDS: dict[str, Callable[[type, int, dict[str, Any]], Any]] = {
+    "vecspaces": lambda cls, n, kw: AsyncVectorEnv(make_factories(cls, n, False), **kw),
+    "gym-async": lambda cls, n, kw: gymnasium.vector.AsyncVectorEnv(make_factories(cls, n, True)),
+    "gym-sync": lambda cls, n, kw: gymnasium.vector.SyncVectorEnv(make_factories(cls, n, True)),
+}
+
+
+@dataclass
+class Result:
+    steps_per_second: float
+    peak_rss: int
+    runs: list[float] = field(default_factory=list)
+
+
+def tree_rss() -> int:
+    """Resident memory of this process and all its children, in bytes."""
+    me = psutil.Process()
+    total = me.memory_info().rss
+    for child in me.children(recursive=True):
+        try:
+            total += child.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure(backend: str, env_class: type, num_envs: int, seconds: float, repeats: int, **kwargs: Any) -> Result:
+    """Median env-steps/s over ``repeats`` runs of ``seconds`` each (each run on a fresh vector env)."""
+    runs, peak = [], 0
+    for _ in range(repeats):
+        envs = BACKENDS[backend](env_class, num_envs, kwargs)
+        try:
+            envs.reset(seed=0)
+            envs.action_space.seed(0)
+            actions = envs.action_space.sample()
+            for _ in range(20):
+                envs.step(actions)
+            steps, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds:
+                for _ in range(10):
+                    envs.step(actions)
+                steps += 10
+            runs.append(steps * num_envs / (time.perf_counter() - start))
+            peak = max(peak, tree_rss())
+        finally:
+            envs.close()
+    return Result(statistics.median(runs), peak, runs)
+
+
+def progress(text: str) -> None:
+    print(f"  .. {text}", file=sys.stderr, flush=True)
+
+
+def run_scenarios(names: list[str], seconds: float, repeats: int, tune: bool) -> dict[str, dict[str, Result]]:
+    table: dict[str, dict[str, Result]] = {}
+    for name in names:
+        env_class, num_envs = SCENARIOS[name]
+        row: dict[str, Result] = {}
+        for backend in BACKENDS:
+            progress(f"{name}: {backend}")
+            row[backend] = measure(backend, env_class, num_envs, seconds, repeats)
+        if tune:
+            best: tuple[float, str, Result] | None = None
+            for tuning in TUNINGS:
+                label = ", ".join(f"{key}={value}" for key, value in tuning.items())
+                progress(f"{name}: vecspaces {label}")
+                result = measure("vecspaces", env_class, num_envs, seconds, repeats, **tuning)
+                if best is None or result.steps_per_second > best[0]:
+                    best = (result.steps_per_second, label, result)
+            assert best is not None
+            row[f"tuned ({best[1]})"] = best[2]
+        table[name] = row
+    return table
+
+
+def print_table(table: dict[str, dict[str, Result]]) -> None:
+    cores = psutil.cpu_count(logical=False), psutil.cpu_count()
+    print(
+        f"\nmachine: {platform.processor() or platform.machine()}, {cores[0]} physical / {cores[1]} logical cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}, gymnasium {gymnasium.__version__}"
+    )
+    print("env-steps per second (median), ratio to Gymnasium AsyncVectorEnv, peak RSS of main + workers\n")
+    header = (
+        f"{'scenario':<8} {'backend':<34} {'steps/s':>10} {'vs gym-async':>13} {'vs gym-sync':>12} {'peak RSS':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, row in table.items():
+        gym_async, gym_sync = row["gym-async"].steps_per_second, row["gym-sync"].steps_per_second
+        for backend, result in row.items():
+            rate = result.steps_per_second
+            print(
+                f"{name:<8} {backend:<34} {rate:>10,.0f} {rate / gym_async:>12.2f}x {rate / gym_sync:>11.2f}x "
+                f"{result.peak_rss / 2**20:>8.0f} MB"
+            )
+        if name == "cpu":
+            ideal = (psutil.cpu_count(logical=False) or 1) * 1000
+            print(f"{'':<8} {'(ideal: physical cores x 1000)':<34} {ideal:>10,}")
+        print()
+
+
+def sweep(seconds: float, sizes: list[int]) -> None:
+    print("num_envs sweep: vecspaces (default settings) vs Gymnasium AsyncVectorEnv, env-steps/s\n")
+    print(f"{'scenario':<8} {'num_envs':>8} {'vecspaces':>12} {'gym-async':>12} {'ratio':>8}")
+    for name in ("tiny", "cpu"):
+        env_class, _ = SCENARIOS[name]
+        for n in sizes:
+            progress(f"sweep {name} n={n}")
+            ours = measure("vecspaces", env_class, n, seconds, 1).steps_per_second
+            theirs = measure("gym-async", env_class, n, seconds, 1).steps_per_second
+            print(f"{name:<8} {n:>8} {ours:>12,.0f} {theirs:>12,.0f} {ours / theirs:>7.2f}x", flush=True)
+
+
+def plot(table: dict[str, dict[str, Result]], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(table)
+    backends = ["vecspaces", "gym-async", "gym-sync"]
+    figure, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.4))
+    for axis, name in zip(np.atleast_1d(axes), names, strict=True):
+        rates = [table[name][b].steps_per_second for b in backends]
+        axis.bar(backends, rates, color=["#2b7bba", "#bbbbbb", "#888888"])
+        axis.set_title(f"{name} ({SCENARIOS[name][1]} envs)")
+        axis.tick_params(axis="x", labelrotation=30)
+        axis.set_ylabel("env-steps / s" if name == names[0] else "")
+    figure.suptitle("vecspaces AsyncVectorEnv vs Gymnasium (higher is better)")
+    figure.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    print(f"chart written to {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="short runs, no tuning search (under a minute)")
+    parser.add_argument("--sweep", action="store_true", help="also sweep num_envs for tiny and cpu")
+    parser.add_argument("--plot", metavar="PNG", help="write a bar chart (needs matplotlib)")
+    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+    seconds, repeats = (0.4, 1) if args.quick else (1.5, 3)
+    table = run_scenarios(args.scenarios, seconds, repeats, tune=not args.quick)
+    print_table(table)
+    if args.sweep:
+        sweep(0.3 if args.quick else 1.0, [1, 4, 16, 64] if args.quick else [1, 2, 4, 8, 16, 32, 64])
+    if args.plot:
+        plot(table, args.plot)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Adaptive waiting: poll while the answer is likely to come soon, block when it is not.
+
+Polling avoids the ~10-50 us it takes the OS to wake a blocked process, which dominates cheap envs; but a
+polling process burns a core, which slow envs need when there are more processes than cores. So each waiter
+remembers how long its recent waits took and polls only for a few times that, and not at all once waits are
+longer than ``max_spin`` (the envs are slow, so the wake-up cost no longer matters). While polling it yields
+the CPU between polls, so a process that has real work on the same core gets it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["AdaptiveSpin", "acquire"]
+
+
+class AdaptiveSpin:
+    """How long to poll before blocking, learnt from how long recent waits took.
+
+    Args:
+        max_spin: the longest poll, in seconds; 0 never polls.
+    """
+
+    def __init__(self, max_spin: float) -> None:
+        self.max_spin = max_spin
+        # A typical wait, as an exponential moving average; starting at 0 means "poll" until measured.
+        self.typical = 0.0
+
+    def budget(self) -> float:
+        """Seconds to poll before blocking."""
+        if self.typical >= self.max_spin:
+            return 0.0
+        return min(self.max_spin, 4.0 * self.typical + 2e-4)
+
+    def record(self, waited: float) -> None:
+        """Learn from a wait that took ``waited`` seconds."""
+        self.typical += 0.2 * (waited - self.typical)
+
+
+def acquire(semaphore: Any, spin: AdaptiveSpin, slice_seconds: float, on_slice: Callable[[], None]) -> None:
+    """Acquire ``semaphore``: poll for ``spin.budget()``, then block in slices, calling ``on_slice`` after each.
+
+    ``on_slice`` checks whatever could make the wait endless (a dead process) and raises or returns.
+    """
+    start = time.perf_counter()
+    if not semaphore.acquire(False):
+        deadline = start + spin.budget()
+        while True:
+            if time.perf_counter() >= deadline:
+                while not semaphore.acquire(timeout=slice_seconds):
+                    on_slice()
+                break
+            os.sched_yield()
+            if semaphore.acquire(False):
+                break
+    spin.record(time.perf_counter() - start)
