@@ -2,26 +2,32 @@
 
 Data flow of one ``step``::
 
-      main process                                  worker w (envs lo..hi)
-      ------------                                  ----------------------
-      write actions ------> [shared: actions]
-      command[w] = STEP
-      command_ready[w].release() ----------------->  wakes (polls briefly, then blocks)
-                                                     for each env: read its action, env.step(action),
-                                   [shared: obs] <--   write obs, reward, terminated, truncated
-                               [shared: control] <--
-                                                     has_reply[w] = bool(infos, variable leaves, errors)
-      waits on command_done[w] <-------------------  command_done[w].release()
-      (polls, then blocks in short slices,           then, only if has_reply[w]: pipe.send_bytes(reply)
-       checking every worker is still alive)
-      reads replies of workers with has_reply
+      main process                                   worker w (envs lo..hi)
+      ------------                                   ----------------------
+      write actions -------> [shared: actions]
+      stepping[lo..hi] = 1, commands[w] = STEP
+      command_ready[w].release() ------------------>  wakes (polls while commands come fast, else blocks)
+                                                      for each env with stepping[i]: read its action,
+                                                        env.step(action) (autoreset as the mode says),
+                                    [shared: obs] <--   write obs, reward, terminated, truncated
+                                [shared: control] <--
+                                                      has_reply[w] = bool(infos, variable leaves, errors)
+                                                      finished[w] = 1
+      waits on completions <-----------------------   completions.release()
+      (polls, then blocks in short slices,            then, only if has_reply[w]: pipe.send_bytes(reply)
+       checking the busy workers are alive)
+      reads the replies of workers with has_reply
       returns views of [shared: obs] (copied if copy=True), infos
 
 Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils.layout``):
 observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
 variable-size leaves of observations (Sequence, Graph), call results and errors, and the arguments of reset,
 call and set_attr. With ``shared_memory=False`` (or a custom observation space without a layout) whole
-observations travel through the pipe instead.
+observations travel through the pipe instead. Processes and signalling are in ``vecspaces.vector._async``.
+
+Pool mode (EnvPool-style): ``send(actions, env_ids)`` steps some envs, ``recv()`` returns the first
+``batch_size`` envs to finish with their ``env_ids``. Autoreset works per env exactly as in ``step``: in
+NEXT_STEP mode the action sent to an env whose episode ended is ignored and the env is reset instead.
 
 Failure semantics:
 
@@ -31,8 +37,8 @@ Failure semantics:
   the envs, the exit code or signal and the command. The pool is then broken (every call but ``close`` raises
   the same error), unless ``restart_workers=True``, which restarts the worker, resets its envs and reports them
   as truncated with ``info["worker_restarted"]``.
-- Every wait accepts a timeout. A :class:`TimeoutError` leaves the call pending: call the same ``*_wait`` again
-  to collect the late results; other calls are refused until then; ``close()`` always works.
+- Every wait accepts a timeout. A :class:`TimeoutError` leaves the call pending: call the same ``*_wait`` (or
+  ``recv``) again to collect the late results; other calls are refused until then; ``close()`` always works.
 - ``close()`` is idempotent and escalates: close command, join with a timeout, terminate, kill. Workers ignore
   SIGINT, exit by themselves if the main process dies, and are terminated at interpreter exit.
 """
@@ -41,12 +47,8 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import os
-import pickle
-import signal
-import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import cloudpickle
@@ -54,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 import psutil
 
-from vecspaces._ops.batch import concatenate, create_empty_array, iterate
+from vecspaces._ops.batch import batch_space, concatenate, create_empty_array, iterate
 from vecspaces.error import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
@@ -65,10 +67,11 @@ from vecspaces.error import (
     message,
     show,
 )
+from vecspaces.spaces import Dict, Tuple
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
-from vecspaces.vector._async.protocol import Command, Reply, add_note, rebuild_error
+from vecspaces.vector._async.pool import WorkerPool, stop_processes
+from vecspaces.vector._async.protocol import Command, EnvError, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.waiting import AdaptiveSpin
 from vecspaces.vector._async.worker import WorkerConfig, is_single_array, run_worker
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, resolve_spaces
 from vecspaces.vector.infos import add_info
@@ -76,12 +79,12 @@ from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
 
 __all__ = ["AsyncVectorEnv"]
 
-# How often a blocked wait checks that the workers are alive: the bound on noticing a dead worker.
-WAIT_SLICE_SECONDS = 0.05
 # The longest a wait polls before blocking; waits that usually take longer do not poll at all (see _async.waiting).
 DEFAULT_MAX_SPIN_SECONDS = 1e-3
 # Calls whose effects would bypass the pool's bookkeeping.
 _RESERVED_CALLS = ("reset", "step", "close")
+
+StepResult = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
 
 
 class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
@@ -104,6 +107,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         autoreset_mode: an :class:`AutoresetMode` or its string value.
         num_workers: how many processes share the envs (contiguous slices); default: the number of physical
             cores (from psutil), at most ``len(env_fns)``.
+        batch_size: how many envs :meth:`recv` returns in pool mode (default: all of them).
         timeout: the default timeout in seconds of every wait (None waits as long as the workers live).
         startup_timeout: how long the workers may take to build their envs, in seconds.
         restart_workers: restart a worker that died, instead of breaking the pool.
@@ -131,6 +135,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         *,
         num_workers: int | None = None,
+        batch_size: int | None = None,
         timeout: float | None = None,
         startup_timeout: float = 120.0,
         restart_workers: bool = False,
@@ -149,13 +154,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.timeout = timeout
         self.restart_workers = restart_workers
-        self._ctx: Any = multiprocessing.get_context(context)
-        self._daemon = daemon
-        self._worker_target = worker or run_worker
+        self.batch_size = _batch_size(batch_size, self.num_envs)
         self.num_workers = _worker_count(num_workers, self.num_envs)
-        self._slices = _split(self.num_envs, self.num_workers)
-        self._spin_seconds = DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds
-        self._spin = AdaptiveSpin(self._spin_seconds)
+        slices = _split(self.num_envs, self.num_workers)
+        self._worker_of = np.repeat(np.arange(self.num_workers), [len(s) for s in slices])
 
         # The shared memory must exist before the workers start (spawn can only hand it over at start), so
         # the spaces come from one env built here and closed at once, as Gymnasium does.
@@ -169,24 +171,35 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             probe.close()
         self.metadata["autoreset_mode"] = self.autoreset_mode
         single_observation = observation_mode[1] if isinstance(observation_mode, tuple) else probe_observation
+        context_object: Any = multiprocessing.get_context(context)
         self._memory = SharedStepMemory(
-            self._ctx, single_observation, probe_action, self.num_envs, self.num_workers, shared_memory
+            context_object, single_observation, probe_action, self.num_envs, self.num_workers, shared_memory
         )
         self._control = self._memory.control()
-        self._processes: list[Any] = [None] * self.num_workers
-        self._connections: list[Any] = [None] * self.num_workers
-        self._command_ready: list[Any] = [None] * self.num_workers
-        self._command_done: list[Any] = [None] * self.num_workers
-        self._finalizer = weakref.finalize(self, _kill_processes, self._processes)
+        self._pool = WorkerPool(
+            context_object,
+            self.env_fns,
+            slices,
+            self._memory,
+            self.autoreset_mode,
+            daemon,
+            worker or run_worker,
+            DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
+            restart_workers,
+            self._on_reply,
+        )
+        self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
 
-        self._pending: Command | None = None
-        self._outstanding: set[int] = set()
+        self._call: Command | None = None  # the pending Gymnasium-style call
         self._replies: dict[int, Reply] = {}
-        self._messages: dict[int, bytes] = {}
-        self._broken: str | None = None
-        self._startup_timeout = startup_timeout
-        self.restarts = 0
-        descriptions = self._start_workers(range(self.num_workers), startup_timeout)
+        # Pool mode: envs stepping, envs finished but not yet received, envs waiting for their busy worker.
+        self._in_flight: set[int] = set()
+        self._ready: list[int] = []
+        self._queued: dict[int, list[int]] = {}
+        self._stepping: dict[int, list[int]] = {}
+        self._env_infos: dict[int, dict[str, Any]] = {}
+        self._env_errors: list[EnvError] = []
+        descriptions = self._pool.start(range(self.num_workers), startup_timeout)
         self.closed = False
 
         spaces = resolve_spaces(
@@ -215,7 +228,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._piped_actions = bool(action_layout.variable_leaves)
         self._action_view = self._memory.actions.batch_views[0] if is_single_array(action_layout) else None
 
-    # -- public API ---------------------------------------------------------------------------------------
+    # -- Gymnasium's API -----------------------------------------------------------------------------------
 
     @property
     def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # one per sub-env, as Gymnasium
@@ -226,6 +239,11 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def np_random(self) -> tuple[Any, ...]:  # type: ignore[override]
         """Each sub-env's ``np_random``."""
         return self.get_attr("np_random")
+
+    @property
+    def restarts(self) -> int:
+        """How many times a dead worker was restarted."""
+        return self._pool.restarts
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
@@ -246,11 +264,13 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         seeds = seeds_per_env(seed, self.num_envs)
         mask, options = split_reset_mask(options, self.num_envs)
         selected = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask
-        messages = {
-            w: cloudpickle.dumps(([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs]))
-            for w, envs in enumerate(self._slices)
-        }
-        self._send(Command.RESET, messages)
+        self._start(
+            Command.RESET,
+            {
+                w: cloudpickle.dumps(([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs]))
+                for w, envs in enumerate(self._pool.slices)
+            },
+        )
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """Wait for the reset to finish and return the batched observation and infos.
@@ -258,13 +278,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         Args:
             timeout: seconds to wait; None uses the pool's default timeout.
         """
-        replies = self._wait(Command.RESET, "reset_wait", timeout)
-        infos = self._gather_infos(replies)
-        return self._observations(replies), infos
+        replies = self._finish(Command.RESET, "reset_wait", timeout)
+        return self._observations(replies), self._gather_infos(replies)
 
-    def step(
-        self, actions: Any
-    ) -> tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+    def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
         self.step_async(actions)
         return self.step_wait()
@@ -272,35 +289,17 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
         self._check_can_start("step_async")
-        messages: dict[int, bytes] = {}
-        view = self._action_view
-        if view is not None and type(actions) is np.ndarray and actions.shape == view.shape:
-            try:
-                np.copyto(view, actions, casting="same_kind")
-            except TypeError as error:
-                raise InvalidTypeError(
-                    message("actions has the wrong dtype", expected=f"{view.dtype} values", got=show(actions))
-                ) from error
-        else:
-            env_actions = actions_per_env(self.action_space, actions, self.num_envs)
-            if self._piped_actions:
-                messages = {
-                    w: cloudpickle.dumps({i: env_actions[i] for i in envs}) for w, envs in enumerate(self._slices)
-                }
-            else:
-                for index, action in enumerate(env_actions):
-                    self._memory.actions.write(index, action)
-        self._send(Command.STEP, messages)
+        messages = self._write_actions(actions, range(self.num_envs))
+        self._control.stepping[:] = 1
+        self._start(Command.STEP, messages)
 
-    def step_wait(
-        self, timeout: float | None = None
-    ) -> tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+    def step_wait(self, timeout: float | None = None) -> StepResult:
         """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``.
 
         Args:
             timeout: seconds to wait; None uses the pool's default timeout.
         """
-        replies = self._wait(Command.STEP, "step_wait", timeout)
+        replies = self._finish(Command.STEP, "step_wait", timeout)
         infos = self._gather_infos(replies)
         control = self._control
         return (
@@ -328,18 +327,17 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     fix=f"use {name}() directly",
                 )
             )
-        payload = cloudpickle.dumps((name, args, kwargs))
-        self._send(Command.CALL, dict.fromkeys(range(self.num_workers), payload))
+        self._start(Command.CALL, dict.fromkeys(range(self.num_workers), cloudpickle.dumps((name, args, kwargs))))
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for a call to finish and return one result per env."""
-        return self._results(self._wait(Command.CALL, "call_wait", timeout))
+        return self._results(self._finish(Command.CALL, "call_wait", timeout))
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name``. Unlike Gymnasium, a callable attribute is returned, not called."""
         self._check_can_start("get_attr")
-        self._send(Command.GET_ATTR, dict.fromkeys(range(self.num_workers), cloudpickle.dumps(name)))
-        return self._results(self._wait(Command.GET_ATTR, "get_attr", None))
+        self._start(Command.GET_ATTR, dict.fromkeys(range(self.num_workers), cloudpickle.dumps(name)))
+        return self._results(self._finish(Command.GET_ATTR, "get_attr", None))
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every sub-env.
@@ -350,16 +348,14 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             values = [values] * self.num_envs
         if len(values) != self.num_envs:
             raise InvalidValueError(
-                message(
-                    "set_attr values has the wrong length",
-                    expected=f"{self.num_envs} values",
-                    got=show(values),
-                )
+                message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
             )
         self._check_can_start("set_attr")
-        messages = {w: cloudpickle.dumps((name, [values[i] for i in envs])) for w, envs in enumerate(self._slices)}
-        self._send(Command.SET_ATTR, messages)
-        self._wait(Command.SET_ATTR, "set_attr", None)
+        self._start(
+            Command.SET_ATTR,
+            {w: cloudpickle.dumps((name, [values[i] for i in envs])) for w, envs in enumerate(self._pool.slices)},
+        )
+        self._finish(Command.SET_ATTR, "set_attr", None)
 
     def render(self) -> tuple[Any, ...]:
         """Each sub-env's ``render()`` result."""
@@ -367,268 +363,264 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Diagnostics per worker: its pid, env indices, whether it is alive and its resident memory in bytes."""
-        info = []
-        for w, process in enumerate(self._processes):
-            rss = None
-            if process is not None and process.is_alive():
-                try:
-                    rss = psutil.Process(process.pid).memory_info().rss
-                except psutil.Error:
-                    rss = None
-            info.append(
-                {
-                    "worker": w,
-                    "pid": None if process is None else process.pid,
-                    "envs": list(self._slices[w]),
-                    "alive": process is not None and process.is_alive(),
-                    "rss": rss,
-                }
-            )
-        return info
+        return self._pool.worker_info()
 
     def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
-        """Stop the workers: let a pending call finish (up to ``timeout``), send close, then escalate.
+        """Stop the workers: let pending work finish (up to ``timeout``), send close, then escalate.
 
         Args:
-            timeout: seconds to wait for a pending call and for the workers to exit (default 1 s each).
+            timeout: seconds to wait for pending work and for the workers to exit (default 1 s each).
             terminate: skip the polite steps and terminate the workers at once.
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
         grace = 1.0 if timeout is None else timeout
-        if not terminate and self._broken is None:
+        pool = self._pool
+        if not terminate and pool.broken is None:
             try:
-                if self._pending is not None:
-                    self._wait(self._pending, "close", grace)
-                self._send(Command.CLOSE, {})
-                self._wait(Command.CLOSE, "close", grace)
+                pool.collect(lambda: not pool.busy, "close", grace)
+                for w in range(self.num_workers):
+                    pool.dispatch(w, Command.CLOSE)
+                pool.collect(lambda: not pool.busy, "close", grace)
             except Exception:
                 pass  # closing must finish; whatever failed, the escalation below stops the workers
-        _stop_processes(self._processes, grace if not terminate else 0.0)
-        for connection in self._connections:
-            if connection is not None:
-                connection.close()
+        pool.stop(0.0 if terminate else grace)
         self._finalizer.detach()
 
-    # -- worker management --------------------------------------------------------------------------------
+    # -- pool mode -----------------------------------------------------------------------------------------
 
-    def _start_workers(self, workers: Iterable[int], startup_timeout: float) -> list[dict[str, Any]]:
-        """Start the given workers and wait for each to report its envs; return the descriptions in env order."""
-        workers = list(workers)
-        for w in workers:
-            parent_end, child_end = self._ctx.Pipe(duplex=True)
-            self._command_ready[w] = self._ctx.Semaphore(0)
-            self._command_done[w] = self._ctx.Semaphore(0)
-            config = WorkerConfig(
-                worker_index=w,
-                env_indices=self._slices[w],
-                env_fns=cloudpickle.dumps([self.env_fns[i] for i in self._slices[w]]),
-                autoreset_mode=self.autoreset_mode,
-                memory=self._memory,
-                command_ready=self._command_ready[w],
-                command_done=self._command_done[w],
-                connection=child_end,
-                spin_seconds=self._spin_seconds,
-                parent_pid=os.getpid(),
-            )
-            process = self._ctx.Process(
-                target=self._worker_target, args=(config,), name=f"vecspaces-worker-{w}", daemon=self._daemon
-            )
-            process.start()
-            child_end.close()
-            self._processes[w] = process
-            self._connections[w] = parent_end
-        descriptions: list[dict[str, Any]] = []
-        deadline = time.monotonic() + startup_timeout
-        try:
-            for w in workers:
-                status, payload = self._receive_startup(w, deadline)
-                if status == "failed":
-                    raise rebuild_error(payload)
-                descriptions.extend(payload)
-        except BaseException:
-            _stop_processes(self._processes, 0.0)
-            raise
-        return descriptions
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Step the envs ``env_ids`` (default: all) with ``actions``, without waiting for them.
 
-    def _receive_startup(self, w: int, deadline: float) -> tuple[str, Any]:
-        connection, process = self._connections[w], self._processes[w]
-        while not connection.poll(WAIT_SLICE_SECONDS):
-            if not process.is_alive():
-                raise WorkerDiedError(self._death_message(w, "construction"))
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    message(
-                        f"worker {w} (envs {_span(self._slices[w])}) did not finish building its envs in time",
-                        expected="every env built within startup_timeout",
-                        got="no answer",
-                        fix="raise startup_timeout if the envs are slow to build",
+        Envs whose worker is still busy start as soon as it is free. Only envs that are idle (not stepping,
+        and whose last results were received) can be sent an action.
+
+        Args:
+            actions: a batch of ``len(env_ids)`` actions, in the order of ``env_ids``.
+            env_ids: the envs to step, a sequence of distinct indices.
+
+        Example:
+            >>> from vecspaces.envs import TinyEnv
+            >>> with AsyncVectorEnv([TinyEnv] * 4, num_workers=2, batch_size=2) as envs:
+            ...     _ = envs.reset(seed=0)
+            ...     envs.send(np.zeros(4, dtype=np.int64))
+            ...     obs, rewards, terminations, truncations, infos, env_ids = envs.recv()
+            ...     envs.send(np.ones(2, dtype=np.int64), env_ids)
+            ...     obs.shape, len(envs.recv()[-1])
+            ((2, 4), 2)
+        """
+        if self.closed:
+            raise ClosedEnvironmentError("send was called on a closed AsyncVectorEnv; create a new one")
+        if self._pool.broken is not None:
+            raise WorkerDiedError(self._pool.broken)
+        if self._call is not None:
+            raise AlreadyPendingCallError(
+                f"send was called while a {self._call.name.lower()} is pending; "
+                f"call {self._call.name.lower()}_wait() first",
+                self._call.name.lower(),
+            )
+        ids = self._check_env_ids(env_ids)
+        messages = self._write_actions(actions, ids)
+        by_worker: dict[int, list[int]] = {}
+        for i in ids:
+            by_worker.setdefault(int(self._worker_of[i]), []).append(i)
+        self._in_flight.update(ids)
+        for w, envs in by_worker.items():
+            if w in self._pool.busy:
+                self._queued.setdefault(w, []).extend(envs)
+                if w in messages:
+                    raise InvalidValueError(
+                        message(
+                            "send cannot queue actions with variable-size leaves",
+                            expected="envs whose worker is idle",
+                            got=f"envs {envs} of busy worker {w}",
+                            fix="recv() until that worker's envs are back",
+                        )
                     )
-                )
-        try:
-            return connection.recv()
-        except EOFError:
-            process.join(1.0)
-            raise WorkerDiedError(self._death_message(w, "construction")) from None
+            else:
+                self._dispatch_step(w, envs, messages.get(w))
 
-    def _death_message(self, w: int, command: str) -> str:
-        process = self._processes[w]
-        code = process.exitcode
-        if code is None:
-            how = "stopped answering"
-        elif code < 0:
-            name = signal.Signals(-code).name
-            hint = " (killed: out of memory, or killed by a user)" if name == "SIGKILL" else ""
-            how = f"died with {name}{hint}"
-        else:
-            how = f"exited with code {code}"
-        return f"worker {w} (pid {process.pid}, envs {_span(self._slices[w])}) {how} during {command}; " + (
-            "the pool is now broken: close() it" if not self.restart_workers else "restarting it"
+    def recv(
+        self, timeout: float | None = None
+    ) -> tuple[
+        Any,
+        npt.NDArray[np.float64],
+        npt.NDArray[np.bool_],
+        npt.NDArray[np.bool_],
+        dict[str, Any],
+        npt.NDArray[np.int64],
+    ]:
+        """Wait for the first ``batch_size`` envs to finish their step and return their results.
+
+        When fewer than ``batch_size`` envs are stepping or done, it waits for all of them and returns those.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos, env_ids)``, each batched over the
+            returned envs in the order of ``env_ids``. Observations of envs with contiguous ids are views of
+            the shared buffer when ``copy=False``.
+        """
+        if self.closed:
+            raise ClosedEnvironmentError("recv was called on a closed AsyncVectorEnv; create a new one")
+        if self._pool.broken is not None:
+            raise WorkerDiedError(self._pool.broken)
+        count = min(self.batch_size, len(self._ready) + len(self._in_flight))
+        if count == 0:
+            raise NoAsyncCallError(
+                message(
+                    "recv has nothing to wait for",
+                    expected="envs that were sent an action",
+                    got="no env stepping or done",
+                    fix="send() actions first",
+                ),
+                "send",
+            )
+        self._pool.collect(lambda: len(self._ready) >= count or bool(self._env_errors), "recv", self._timeout(timeout))
+        self._raise_env_errors()
+        ids = self._ready[:count]
+        del self._ready[:count]
+        index = _as_index(ids)
+        infos: dict[str, Any] = {}
+        for position, i in enumerate(ids):
+            add_info(infos, self._env_infos.pop(i, {}), position, len(ids))
+        control = self._control
+        observations = _take(self.single_observation_space, self._read_observations(), index)
+        return (
+            _copy_value(observations) if self.copy else observations,
+            control.rewards[index].copy(),
+            control.terminations[index].copy(),
+            control.truncations[index].copy(),
+            infos,
+            np.array(ids, dtype=np.int64),
         )
 
-    # -- the command cycle --------------------------------------------------------------------------------
+    def _check_env_ids(self, env_ids: Any) -> list[int]:
+        ids = list(range(self.num_envs)) if env_ids is None else [int(i) for i in np.asarray(env_ids).reshape(-1)]
+        problem = None
+        if len(set(ids)) != len(ids):
+            problem = "repeats an env"
+        elif any(not 0 <= i < self.num_envs for i in ids):
+            problem = "has an index out of range"
+        elif any(i in self._in_flight or i in self._ready for i in ids):
+            busy = sorted(i for i in ids if i in self._in_flight or i in self._ready)
+            problem = f"names envs still stepping or not yet received ({busy})"
+        if problem:
+            raise InvalidValueError(
+                message(
+                    f"send env_ids {problem}",
+                    expected=f"distinct idle env indices in [0, {self.num_envs})",
+                    got=show(env_ids),
+                    fix="send only envs returned by the last recv()",
+                )
+            )
+        return ids
+
+    def _dispatch_step(self, w: int, envs: list[int], payload: bytes | None) -> None:
+        self._control.stepping[envs] = 1
+        self._stepping[w] = envs
+        self._pool.dispatch(w, Command.STEP, payload)
+
+    # -- the command cycle ---------------------------------------------------------------------------------
+
+    def _timeout(self, timeout: float | None) -> float | None:
+        return self.timeout if timeout is None else timeout
 
     def _check_can_start(self, call: str) -> None:
         if self.closed:
             raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
-        if self._broken is not None:
-            raise WorkerDiedError(self._broken)
-        if self._pending is not None:
-            pending = self._pending.name.lower()
+        if self._pool.broken is not None:
+            raise WorkerDiedError(self._pool.broken)
+        if self._call is not None:
+            pending = self._call.name.lower()
             raise AlreadyPendingCallError(
                 f"{call} was called while a {pending} is pending; call {pending}_wait() first "
                 f"(it also collects results that arrived after a timeout)",
                 pending,
             )
+        if self._in_flight or self._ready:
+            raise AlreadyPendingCallError(
+                f"{call} was called while envs {sorted(self._in_flight | set(self._ready))} are in pool mode; "
+                f"recv() their results first",
+                "send",
+            )
 
-    def _send(self, command: Command, messages: dict[int, bytes]) -> None:
-        """Put ``command`` in every worker's slot, wake them, then send each worker's message if any."""
-        self._control.commands[:] = command
+    def _start(self, command: Command, messages: dict[int, bytes]) -> None:
+        """Give ``command`` to every worker, with each one's message if it has one."""
+        self._replies = {}
+        self._call = command
         for w in range(self.num_workers):
-            self._command_ready[w].release()
-        for w, payload in messages.items():
-            self._connections[w].send_bytes(payload)
-        self._messages = messages
-        self._pending = command
-        self._outstanding = set(range(self.num_workers))
-        self._replies = {}
+            self._pool.dispatch(w, command, messages.get(w))
 
-    def _wait(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
+    def _finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""
-        if self.closed and command is not Command.CLOSE:
+        if self.closed:
             raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv")
-        if self._broken is not None:
-            raise WorkerDiedError(self._broken)
-        if self._pending is not command:
+        if self._pool.broken is not None:
+            raise WorkerDiedError(self._pool.broken)
+        if self._call is not command:
             name = command.name.lower()
-            raise NoAsyncCallError(
-                f"{call} was called without a pending {name}; call {name}_async() first",
-                name,
-            )
-        timeout = self.timeout if timeout is None else timeout
-        deadline = None if timeout is None else time.monotonic() + timeout
-        started = time.perf_counter()
-        spin_until = started + self._spin.budget()
-        outstanding = self._outstanding
-        while outstanding:
-            for w in list(outstanding):
-                if self._command_done[w].acquire(False):
-                    self._finish(w)
-            if not outstanding:
-                break
-            if time.perf_counter() < spin_until:
-                os.sched_yield()
-                continue
-            w = min(outstanding)
-            wait = (
-                WAIT_SLICE_SECONDS
-                if deadline is None
-                else max(0.0, min(WAIT_SLICE_SECONDS, deadline - time.monotonic()))
-            )
-            if self._command_done[w].acquire(timeout=wait):
-                self._finish(w)
-                continue
-            self._check_workers_alive(command)
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"{call} timed out after {timeout} s waiting for workers {sorted(outstanding)} "
-                    f"(envs {', '.join(_span(self._slices[w]) for w in sorted(outstanding))}); "
-                    f"call {call} again to collect the late results, or close()"
-                )
-        self._spin.record(time.perf_counter() - started)
-        self._pending = None
-        replies = self._replies
-        self._replies = {}
-        errors = [error for w in sorted(replies) for error in replies[w].errors]
-        if errors:
-            first = rebuild_error(errors[0])
-            if len(errors) > 1:
-                add_note(first, f"{len(errors) - 1} more env error(s) in this call")
-            raise first
+            raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
+        pool = self._pool
+        pool.collect(lambda: not pool.busy, call, self._timeout(timeout))
+        self._call = None
+        replies, self._replies = self._replies, {}
+        self._raise_env_errors()
         return replies
 
-    def _finish(self, w: int) -> None:
-        """Worker ``w`` is done: read its reply if it has one."""
-        if self._control.has_reply[w]:
-            connection = self._connections[w]
-            while not connection.poll(WAIT_SLICE_SECONDS):
-                self._check_workers_alive(self._pending or Command.STEP)
-            self._replies[w] = pickle.loads(connection.recv_bytes())
-        self._outstanding.discard(w)
-
-    def _check_workers_alive(self, command: Command) -> None:
-        for w in sorted(self._outstanding):
-            process = self._processes[w]
-            if process.is_alive():
-                continue
-            process.join(0.1)
-            death = self._death_message(w, command.name.lower())
-            if self.restart_workers and command is not Command.CLOSE:
-                self._restart(w, command)
-                continue
-            self._broken = death
-            self._pending = None
-            raise WorkerDiedError(self._broken)
-
-    def _restart(self, w: int, command: Command) -> None:
-        """Replace dead worker ``w`` with a new process, reset its envs and finish ``command`` for them.
-
-        A step reports the restarted envs as truncated, with their reset observation, reward 0 and
-        ``info["worker_restarted"] = True``; other commands are run again on the new envs.
-        """
-        self._connections[w].close()
-        self._start_workers([w], self._startup_timeout)
-        self.restarts += 1
-        envs = self._slices[w]
-        if command is Command.RESET:
-            self._replies[w] = self._run_on(w, Command.RESET, self._messages.get(w))
-        else:
-            everyone = cloudpickle.dumps(([None] * len(envs), None, [True] * len(envs)))
-            reply = self._run_on(w, Command.RESET, everyone)
-            if command is Command.STEP:
-                for i in envs:
-                    self._control.truncations[i] = True
-                    reply.infos[i] = {**reply.infos.get(i, {}), "worker_restarted": True}
-            else:
-                reply = self._run_on(w, command, self._messages.get(w))
+    def _on_reply(self, w: int, command: Command, reply: Reply) -> None:
+        """Take worker ``w``'s reply to ``command`` (called by the pool as workers finish)."""
+        for index, values in reply.variable.items():
+            self._variable_values[index] = values
+        self._env_errors.extend(reply.errors)
+        stepped = self._stepping.pop(w, None)
+        if stepped is None or self._call is not None:
             self._replies[w] = reply
-        self._outstanding.discard(w)
+            return
+        # Pool mode: the envs are done; a failed env is idle again rather than ready.
+        failed = {error.env_index for error in reply.errors}
+        for i in stepped:
+            self._in_flight.discard(i)
+            if i not in failed:
+                self._ready.append(i)
+                self._env_infos[i] = reply.infos.get(i, {})
+        queued = self._queued.pop(w, None)
+        if queued:
+            self._dispatch_step(w, queued, None)
 
-    def _run_on(self, w: int, command: Command, payload: bytes | None) -> Reply:
-        """Run one command on worker ``w`` alone and wait for it (used while restarting it)."""
-        self._control.commands[w] = command
-        self._command_ready[w].release()
-        if payload is not None:
-            self._connections[w].send_bytes(payload)
-        while not self._command_done[w].acquire(timeout=WAIT_SLICE_SECONDS):
-            if not self._processes[w].is_alive():
-                self._broken = self._death_message(w, f"{command.name.lower()} after a restart")
-                self._pending = None
-                raise WorkerDiedError(self._broken)
-        if not self._control.has_reply[w]:
-            return Reply()
-        return pickle.loads(self._connections[w].recv_bytes())
+    def _raise_env_errors(self) -> None:
+        if not self._env_errors:
+            return
+        errors = sorted(self._env_errors, key=lambda e: -1 if e.env_index is None else e.env_index)
+        self._env_errors = []
+        first = rebuild_error(errors[0])
+        if len(errors) > 1:
+            add_note(first, f"{len(errors) - 1} more env error(s) in this call")
+        raise first
 
-    # -- results --------------------------------------------------------------------------------------------
+    def _write_actions(self, actions: Any, envs: Sequence[int]) -> dict[int, bytes]:
+        """Put the actions of ``envs`` in shared memory, or return them as pipe messages per worker."""
+        view = self._action_view
+        count = len(envs)
+        if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
+            if not np.can_cast(actions.dtype, view.dtype, "same_kind"):
+                raise InvalidTypeError(
+                    message("actions has the wrong dtype", expected=f"{view.dtype} values", got=show(actions))
+                )
+            if count == self.num_envs:
+                np.copyto(view, actions, casting="same_kind")
+            else:
+                view[list(envs)] = actions
+            return {}
+        action_space = self.action_space if count == self.num_envs else batch_space(self.single_action_space, count)
+        env_actions = actions_per_env(action_space, actions, count)
+        if self._piped_actions:
+            messages: dict[int, dict[int, Any]] = {}
+            for i, action in zip(envs, env_actions, strict=True):
+                messages.setdefault(int(self._worker_of[i]), {})[i] = action
+            return {w: cloudpickle.dumps(payload) for w, payload in messages.items()}
+        for i, action in zip(envs, env_actions, strict=True):
+            self._memory.actions.write(i, action)
+        return {}
+
+    # -- results ---------------------------------------------------------------------------------------------
 
     def _gather_infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
         infos: dict[str, Any] = {}
@@ -637,10 +629,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 add_info(infos, info, index, self.num_envs)
         return infos
 
-    def _observations(self, replies: dict[int, Reply]) -> Any:
-        for reply in replies.values():
-            for index, values in reply.variable.items():
-                self._variable_values[index] = values
+    def _read_observations(self) -> Any:
+        """The whole batch of observations as it stands (views of the shared buffer for array leaves)."""
         if self._piped_observations is not None:
             for index, values in enumerate(self._variable_values):
                 if values[0] is not None:
@@ -648,14 +638,17 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._observation_buffer = concatenate(
                 self.single_observation_space, self._piped_observations, self._observation_buffer
             )
-            return _copy_value(self._observation_buffer) if self.copy else self._observation_buffer
+            return self._observation_buffer
         variable = None
         if self._variable_leaves:
             variable = [
                 tuple(values[leaf] for values in self._variable_values) for leaf in range(self._variable_leaves)
             ]
         assert self._memory.observations is not None  # else the observations came through the pipes
-        observations = self._memory.observations.read(variable)
+        return self._memory.observations.read(variable)
+
+    def _observations(self, replies: dict[int, Reply]) -> Any:
+        observations = self._read_observations()
         return _copy_value(observations) if self.copy else observations
 
     def _results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:
@@ -663,6 +656,16 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         for reply in replies.values():
             results.update(reply.results)
         return tuple(results.get(index) for index in range(self.num_envs))
+
+
+def _batch_size(requested: int | None, num_envs: int) -> int:
+    if requested is None:
+        return num_envs
+    if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= num_envs:
+        raise InvalidValueError(
+            message("batch_size is invalid", expected=f"an int in [1, {num_envs}]", got=show(requested))
+        )
+    return requested
 
 
 def _worker_count(requested: int | None, num_envs: int) -> int:
@@ -679,8 +682,23 @@ def _split(num_envs: int, num_workers: int) -> list[range]:
     return [range(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds)]
 
 
-def _span(envs: range) -> str:
-    return f"{envs.start}" if len(envs) == 1 else f"{envs.start}-{envs.stop - 1}"
+def _as_index(ids: list[int]) -> slice | list[int]:
+    """A slice when ``ids`` are contiguous and ascending (so arrays index as views), else the list."""
+    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
+        return slice(ids[0], ids[0] + len(ids))
+    return ids
+
+
+def _take(space: Any, value: Any, index: slice | list[int]) -> Any:
+    """The entries ``index`` of a batched value of ``space`` (the single space guides the structure)."""
+    if isinstance(space, Dict):
+        return {key: _take(child, value[key], index) for key, child in space.items()}
+    if isinstance(space, Tuple):
+        return tuple(_take(child, item, index) for child, item in zip(space, value, strict=True))
+    if isinstance(value, np.ndarray):
+        return value[index]
+    # A tuple of per-env values: Text, OneOf, Sequence, Graph and custom spaces.
+    return value[index] if isinstance(index, slice) else tuple(value[i] for i in index)
 
 
 def _copy_value(value: Any) -> Any:
@@ -699,24 +717,3 @@ def _placeholders(batched_space: Any, buffer: Any, num_envs: int) -> list[Any]:
         return list(iterate(batched_space, buffer))
     except Exception:
         return [None] * num_envs
-
-
-def _stop_processes(processes: list[Any], grace: float) -> None:
-    """Join the processes for ``grace`` seconds, then terminate, then kill what is left."""
-    deadline = time.monotonic() + grace
-    for process in processes:
-        if process is not None:
-            process.join(max(0.0, deadline - time.monotonic()))
-    for escalate in ("terminate", "kill"):
-        alive = [p for p in processes if p is not None and p.is_alive()]
-        if not alive:
-            return
-        for process in alive:
-            getattr(process, escalate)()
-        for process in alive:
-            process.join(1.0)
-
-
-def _kill_processes(processes: list[Any]) -> None:
-    """Finalizer: at interpreter exit (or garbage collection without close), stop every worker."""
-    _stop_processes(processes, 0.0)

@@ -6,8 +6,9 @@ part               contents
 ``observations``   a :class:`SharedBatch` of ``num_envs`` observations (fixed-size leaves only), or None when
                    observations travel through the pipes
 ``actions``        a :class:`SharedBatch` of ``num_envs`` actions (fixed-size leaves only)
-``control``        per env: reward (float64), terminated, truncated (bool); per worker: the command code
-                   (int32) and whether a reply follows in the pipe (int8)
+``control``        per env: reward (float64), terminated, truncated (bool), whether to step it (int8); per
+                   worker: the command code (int32), whether it finished it and whether a reply follows in
+                   the pipe (int8)
 =================  =======================================================================================
 
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
@@ -39,6 +40,8 @@ class Control:
     truncations: npt.NDArray[np.bool_]
     commands: npt.NDArray[np.int32]
     has_reply: npt.NDArray[np.int8]
+    finished: npt.NDArray[np.int8]
+    stepping: npt.NDArray[np.int8]
 
 
 def _control_space(num_envs: int, num_workers: int) -> Dict:
@@ -48,6 +51,8 @@ def _control_space(num_envs: int, num_workers: int) -> Dict:
         truncations=Box(0, 1, (num_envs,), np.bool_),
         commands=Box(0, 100, (num_workers,), np.int32),
         has_reply=Box(0, 1, (num_workers,), np.int8),
+        finished=Box(0, 1, (num_workers,), np.int8),
+        stepping=Box(0, 1, (num_envs,), np.int8),
     )
 
 

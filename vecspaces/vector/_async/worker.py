@@ -44,7 +44,7 @@ class WorkerConfig:
         autoreset_mode: the pool's autoreset mode.
         memory: the pool's shared memory.
         command_ready: released by the main process when a command is in the worker's slot.
-        command_done: released by the worker when it has finished the command.
+        completions: released by every worker each time it finishes a command.
         connection: the worker's end of its pipe.
         spin_seconds: the longest the worker polls for the next command before blocking.
         parent_pid: the main process, to notice if it dies.
@@ -56,7 +56,7 @@ class WorkerConfig:
     autoreset_mode: AutoresetMode
     memory: SharedStepMemory
     command_ready: Any
-    command_done: Any
+    completions: Any
     connection: Any
     spin_seconds: float
     parent_pid: int
@@ -119,6 +119,7 @@ class _Worker:
         self.rewards = self.control.rewards[envs_slice]
         self.terminations = self.control.terminations[envs_slice]
         self.truncations = self.control.truncations[envs_slice]
+        self.stepping = self.control.stepping[envs_slice]
         self.read_actions = _action_reader(self.actions, envs_slice)
         self.write_observation = _observation_writer(self.observations)
         self.spin = AdaptiveSpin(config.spin_seconds)
@@ -159,7 +160,8 @@ class _Worker:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
         payload = _serialise(reply, self.activity) if reply else None
         self.control.has_reply[self.index] = payload is not None
-        self.config.command_done.release()
+        self.control.finished[self.index] = 1
+        self.config.completions.release()
         if payload is not None:
             self.connection.send_bytes(payload)
 
@@ -172,8 +174,12 @@ class _Worker:
         else:
             actions = self.read_actions()
         rewards, terminations, truncations = self.rewards, self.terminations, self.truncations
+        stepping = self.stepping
         write_observation = self.write_observation
         for position, (runner, action) in enumerate(zip(self.runners, actions, strict=True)):
+            if not stepping[position]:
+                continue  # pool mode: this env was not sent an action
+            stepping[position] = 0
             i = runner.index
             try:
                 obs, reward, terminated, truncated, info = runner.step(action)

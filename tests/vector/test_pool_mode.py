@@ -1,0 +1,189 @@
+"""Pool mode (EnvPool-style send/recv) of AsyncVectorEnv."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.catalog import make
+from tests.helpers import assert_same_value
+from tests.vector.envs import CountdownEnv, FaultyEnv, SpaceEnv
+from vecspaces.error import AlreadyPendingCallError, NoAsyncCallError, WorkerDiedError
+from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async.protocol import RemoteTraceback
+from vecspaces.vector.utils import batch_space, iterate
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def counting_pool(num_envs: int = 6, **kwargs: Any) -> AsyncVectorEnv:
+    fns = [functools.partial(CountdownEnv, 10_000, label) for label in range(num_envs)]
+    return AsyncVectorEnv(fns, **kwargs)
+
+
+@pytest.mark.parametrize(("num_workers", "batch_size"), [(1, 2), (2, 3), (3, 1), (6, 4), (2, 6)])
+def test_every_env_steps_exactly_as_often_as_it_was_sent_actions(num_workers: int, batch_size: int) -> None:
+    rng = np.random.default_rng(0)
+    sent = np.zeros(6, dtype=int)
+    with counting_pool(num_workers=num_workers, batch_size=batch_size) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(6, dtype=np.int64))
+        sent += 1
+        for _ in range(40):
+            obs, _, _, _, infos, env_ids = envs.recv()
+            assert len(env_ids) == batch_size == len(set(env_ids.tolist()))
+            # Each returned env's observation is its own step count, its reward its last action.
+            assert obs[:, 0].tolist() == sent[env_ids].tolist()
+            assert infos["label"].tolist() == env_ids.tolist()
+            actions = rng.integers(0, 10, len(env_ids))
+            envs.send(actions, env_ids)
+            sent[env_ids] += 1
+        received = []
+        while envs._in_flight or envs._ready:
+            received += envs.recv()[-1].tolist()  # the last recv returns the fewer than batch_size left
+        assert sorted(received) == list(range(6))
+        assert envs.get_attr("count") == tuple(sent.tolist())
+
+
+def test_straggler_does_not_hold_back_the_others() -> None:
+    fns = [functools.partial(FaultyEnv, "sleep", 1, 1.0)] + [CountdownEnv] * 3
+    with AsyncVectorEnv(fns, num_workers=4, batch_size=3) as envs:
+        envs.reset(seed=0)
+        envs.send(np.zeros(4, dtype=np.int64))
+        for _ in range(5):  # env 0 sleeps through all of these rounds
+            *_, env_ids = envs.recv()
+            assert sorted(env_ids.tolist()) == [1, 2, 3]
+            envs.send(np.zeros(3, dtype=np.int64), env_ids)
+        for _ in range(2):
+            *_, env_ids = envs.recv()
+        assert 0 in env_ids.tolist()
+
+
+def test_contiguous_results_are_views_when_copy_is_false() -> None:
+    with counting_pool(4, num_workers=1, batch_size=4, copy=False) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(4, dtype=np.int64))
+        obs, *_, env_ids = envs.recv()
+        assert env_ids.tolist() == [0, 1, 2, 3]
+        assert np.shares_memory(obs, envs._memory.observations.batch_views[0])
+    with counting_pool(4, num_workers=1, batch_size=4, copy=True) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(4, dtype=np.int64))
+        obs, *_ = envs.recv()
+        assert not np.shares_memory(obs, envs._memory.observations.batch_views[0])
+
+
+@pytest.mark.parametrize(
+    "space_id",
+    [
+        "box_f16",
+        "discrete_neg",
+        "multidiscrete_start",
+        "text_unicode",
+        "dict_nested",
+        "dict_with_variable",
+        "tuple_of_oneof_sequence",
+    ],
+)
+def test_pool_mode_works_with_every_space_kind(space_id: str) -> None:
+    fns = [functools.partial(SpaceEnv, make(space_id), make(space_id), 1000) for _ in range(4)]
+    with AsyncVectorEnv(fns, num_workers=2, batch_size=2) as envs:
+        envs.reset(seed=1)
+        envs.action_space.seed(2)
+        actions = envs.action_space.sample()
+        envs.send(actions)
+        sent: dict[int, list[Any]] = {i: [] for i in range(4)}
+        for i, action in enumerate(iterate(envs.action_space, actions)):
+            sent[i].append(action)
+        for _ in range(4):
+            obs, *_, env_ids = envs.recv()
+            assert obs in batch_space(envs.single_observation_space, len(env_ids))
+            partial_space = batch_space(envs.single_action_space, len(env_ids))
+            partial_space.seed(int(env_ids[0]))
+            partial = partial_space.sample()
+            for i, action in zip(env_ids.tolist(), iterate(partial_space, partial), strict=True):
+                sent[i].append(action)
+            envs.send(partial, env_ids)
+        while envs._in_flight or envs._ready:
+            envs.recv()
+        received = envs.get_attr("actions")
+    for i in range(4):
+        assert_same_value(list(received[i]), sent[i])
+
+
+def test_send_and_recv_misuse_is_reported_before_anything_happens() -> None:
+    with counting_pool(4, num_workers=2, batch_size=2) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(NoAsyncCallError, match="send"):
+            envs.recv()
+        envs.send(np.ones(2, dtype=np.int64), [0, 1])
+        with pytest.raises(ValueError, match="still stepping"):
+            envs.send(np.ones(1, dtype=np.int64), [1])
+        with pytest.raises(ValueError, match="repeats"):
+            envs.send(np.ones(2, dtype=np.int64), [2, 2])
+        with pytest.raises(ValueError, match="out of range"):
+            envs.send(np.ones(1, dtype=np.int64), [9])
+        with pytest.raises(ValueError, match="actions"):
+            envs.send(np.ones(3, dtype=np.int64), [2, 3])
+        with pytest.raises(AlreadyPendingCallError, match="recv"):
+            envs.step(np.ones(4, dtype=np.int64))
+        obs, *_, env_ids = envs.recv()
+        assert sorted(env_ids.tolist()) == [0, 1] and obs[:, 0].tolist() == [1, 1]
+        # Everything received: Gymnasium's step works again.
+        obs, *_ = envs.step(np.ones(4, dtype=np.int64))
+        assert obs[:, 0].tolist() == [2, 2, 1, 1]
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_env_error_in_pool_mode_keeps_type_traceback_and_the_pool(context: str) -> None:
+    fns = [CountdownEnv, functools.partial(FaultyEnv, "raise", 1)]
+    with AsyncVectorEnv(fns, context=context, num_workers=2, batch_size=1) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(2, dtype=np.int64))
+        with pytest.raises(KeyError) as caught:
+            for _ in range(2):
+                envs.recv()
+        assert isinstance(caught.value.__cause__, RemoteTraceback)
+        assert any("env 1" in note for note in caught.value.__notes__)
+        envs.send(np.ones(1, dtype=np.int64), [1])
+        received = set()
+        while len(received) < 2 and (envs._in_flight or envs._ready):
+            received |= set(envs.recv()[-1].tolist())
+        assert 1 in received
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_worker_death_in_pool_mode(context: str) -> None:
+    fns = [CountdownEnv, functools.partial(FaultyEnv, "kill", 1)]
+    envs = AsyncVectorEnv(fns, context=context, num_workers=2, batch_size=2)
+    envs.reset(seed=0)
+    envs.send(np.ones(2, dtype=np.int64))
+    with pytest.raises(WorkerDiedError, match="SIGKILL"):
+        envs.recv()
+    envs.close()
+
+
+def test_restart_in_pool_mode_reports_truncated() -> None:
+    fns = [CountdownEnv, functools.partial(FaultyEnv, "exit", 1)]
+    with AsyncVectorEnv(fns, num_workers=2, batch_size=2, restart_workers=True) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(2, dtype=np.int64))
+        _, _, _, truncations, infos, env_ids = envs.recv()
+        assert sorted(env_ids.tolist()) == [0, 1]
+        position = env_ids.tolist().index(1)
+        assert truncations[position] and infos["worker_restarted"][position]
+        assert envs.restarts == 1
+
+
+def test_recv_timeout_then_recv_again() -> None:
+    fns = [functools.partial(FaultyEnv, "sleep", 1, 0.5)] * 2
+    with AsyncVectorEnv(fns, num_workers=2, batch_size=2) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(2, dtype=np.int64))
+        with pytest.raises(TimeoutError, match="recv"):
+            envs.recv(timeout=0.05)
+        *_, env_ids = envs.recv(timeout=10)
+        assert sorted(env_ids.tolist()) == [0, 1]

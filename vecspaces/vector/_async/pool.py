@@ -1,0 +1,338 @@
+"""The worker processes of an AsyncVectorEnv, and the signalling with them.
+
+Each worker owns a contiguous slice of envs. To give worker ``w`` a command, the main process writes the
+command code into ``control.commands[w]``, releases ``command_ready[w]`` and sends the command's arguments (if
+any) through the pipe. When the worker is done it sets ``control.finished[w]``, releases the one
+``completions`` semaphore shared by all workers, and only then sends its reply (if ``control.has_reply[w]``).
+
+The main process waits on ``completions`` (polling first, see ``waiting``), then scans the ``finished`` flags:
+one count per finished worker, counts it saw a flag for before the count arrived are paid later. It blocks in
+slices of ``WAIT_SLICE_SECONDS`` and checks after each that the busy workers are alive, so a dead worker is
+noticed promptly instead of hanging the pool.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import cloudpickle
+import psutil
+
+from vecspaces.error import WorkerDiedError, message
+from vecspaces.vector._async.protocol import Command, Reply, rebuild_error
+from vecspaces.vector._async.shared import SharedStepMemory
+from vecspaces.vector._async.waiting import AdaptiveSpin
+from vecspaces.vector._async.worker import WorkerConfig
+from vecspaces.vector.vector_env import AutoresetMode
+
+__all__ = ["WAIT_SLICE_SECONDS", "WorkerPool"]
+
+# How often a blocked wait checks that the workers are alive: the bound on noticing a dead worker.
+WAIT_SLICE_SECONDS = 0.05
+
+
+class WorkerPool:
+    """Starts, commands, waits for, restarts and stops the workers.
+
+    Args:
+        ctx: the multiprocessing context.
+        env_fns: every env factory of the vector env.
+        slices: the env indices of each worker.
+        memory: the shared memory the workers use.
+        autoreset_mode: the vector env's autoreset mode.
+        daemon: whether the workers are daemonic.
+        target: the worker entry point.
+        spin_seconds: the longest a wait polls before blocking.
+        restart: whether a dead worker is restarted (else the pool becomes broken).
+        on_reply: called with ``(worker, command, reply)`` each time a worker finishes a command.
+    """
+
+    def __init__(
+        self,
+        ctx: Any,
+        env_fns: list[Any],
+        slices: list[range],
+        memory: SharedStepMemory,
+        autoreset_mode: AutoresetMode,
+        daemon: bool,
+        target: Callable[[WorkerConfig], None],
+        spin_seconds: float,
+        restart: bool,
+        on_reply: Callable[[int, Command, Reply], None],
+    ) -> None:
+        self.ctx = ctx
+        self.env_fns = env_fns
+        self.slices = slices
+        self.memory = memory
+        self.control = memory.control()
+        self.autoreset_mode = autoreset_mode
+        self.daemon = daemon
+        self.target = target
+        self.spin_seconds = spin_seconds
+        self.spin = AdaptiveSpin(spin_seconds)
+        self.restart = restart
+        self.on_reply = on_reply
+        self.num_workers = len(slices)
+        self.processes: list[Any] = [None] * self.num_workers
+        self.connections: list[Any] = [None] * self.num_workers
+        self.command_ready: list[Any] = [None] * self.num_workers
+        self.completions = ctx.Semaphore(0)
+        self.busy: dict[int, Command] = {}
+        self.broken: str | None = None
+        self.restarts = 0
+        self.startup_timeout = 0.0
+        self._payloads: dict[int, bytes | None] = {}
+        self._owed = 0
+
+    # -- processes --------------------------------------------------------------------------------------
+
+    def start(self, workers: Iterable[int], startup_timeout: float) -> list[dict[str, Any]]:
+        """Start the given workers and wait for each to report its envs; return their descriptions in env order."""
+        self.startup_timeout = startup_timeout
+        workers = list(workers)
+        for w in workers:
+            parent_end, child_end = self.ctx.Pipe(duplex=True)
+            self.command_ready[w] = self.ctx.Semaphore(0)
+            config = WorkerConfig(
+                worker_index=w,
+                env_indices=self.slices[w],
+                env_fns=cloudpickle.dumps([self.env_fns[i] for i in self.slices[w]]),
+                autoreset_mode=self.autoreset_mode,
+                memory=self.memory,
+                command_ready=self.command_ready[w],
+                completions=self.completions,
+                connection=child_end,
+                spin_seconds=self.spin_seconds,
+                parent_pid=os.getpid(),
+            )
+            process = self.ctx.Process(
+                target=self.target, args=(config,), name=f"vecspaces-worker-{w}", daemon=self.daemon
+            )
+            process.start()
+            child_end.close()
+            self.processes[w] = process
+            self.connections[w] = parent_end
+        descriptions: list[dict[str, Any]] = []
+        deadline = time.monotonic() + startup_timeout
+        try:
+            for w in workers:
+                status, payload = self._receive_startup(w, deadline)
+                if status == "failed":
+                    raise rebuild_error(payload)
+                descriptions.extend(payload)
+        except BaseException:
+            stop_processes(self.processes, 0.0)
+            raise
+        return descriptions
+
+    def _receive_startup(self, w: int, deadline: float) -> tuple[str, Any]:
+        connection, process = self.connections[w], self.processes[w]
+        while not connection.poll(WAIT_SLICE_SECONDS):
+            if not process.is_alive():
+                raise WorkerDiedError(self.death_message(w, "construction"))
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    message(
+                        f"worker {w} (envs {span(self.slices[w])}) did not finish building its envs in time",
+                        expected="every env built within startup_timeout",
+                        got="no answer",
+                        fix="raise startup_timeout if the envs are slow to build",
+                    )
+                )
+        try:
+            return connection.recv()
+        except EOFError:
+            process.join(1.0)
+            raise WorkerDiedError(self.death_message(w, "construction")) from None
+
+    def death_message(self, w: int, activity: str) -> str:
+        """Describe how worker ``w`` ended, for a :class:`WorkerDiedError`."""
+        process = self.processes[w]
+        code = process.exitcode
+        if code is None:
+            how = "stopped answering"
+        elif code < 0:
+            name = signal.Signals(-code).name
+            hint = " (killed: out of memory, or killed by a user)" if name == "SIGKILL" else ""
+            how = f"died with {name}{hint}"
+        else:
+            how = f"exited with code {code}"
+        return f"worker {w} (pid {process.pid}, envs {span(self.slices[w])}) {how} during {activity}; " + (
+            "restarting it" if self.restart else "the pool is now broken: close() it"
+        )
+
+    def worker_info(self) -> list[dict[str, Any]]:
+        """Per worker: pid, env indices, whether it is alive and its resident memory in bytes."""
+        info = []
+        for w, process in enumerate(self.processes):
+            alive = process is not None and process.is_alive()
+            rss = None
+            if alive:
+                try:
+                    rss = psutil.Process(process.pid).memory_info().rss
+                except psutil.Error:
+                    rss = None
+            pid = None if process is None else process.pid
+            info.append({"worker": w, "pid": pid, "envs": list(self.slices[w]), "alive": alive, "rss": rss})
+        return info
+
+    def stop(self, grace: float) -> None:
+        """Stop every worker process (see :func:`stop_processes`) and close the pipes."""
+        stop_processes(self.processes, grace)
+        for connection in self.connections:
+            if connection is not None:
+                connection.close()
+
+    # -- commands -------------------------------------------------------------------------------------------
+
+    def dispatch(self, w: int, command: Command, payload: bytes | None = None) -> None:
+        """Give worker ``w`` a command (it must be idle)."""
+        self.control.commands[w] = command
+        self.command_ready[w].release()
+        if payload is not None:
+            self.connections[w].send_bytes(payload)
+        self._payloads[w] = payload
+        self.busy[w] = command
+
+    def collect(self, done: Callable[[], bool], call: str, timeout: float | None) -> None:
+        """Wait for workers to finish until ``done()`` holds; replies go to ``on_reply`` as they come.
+
+        Raises:
+            WorkerDiedError: a busy worker died (and restarting is off or failed).
+            TimeoutError: ``timeout`` passed first; the workers' commands stay pending.
+        """
+        started = time.perf_counter()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        spin_until = started + self.spin.budget()
+        while True:
+            self._owed += self._take_finished()
+            if done():
+                break
+            self._await_completion(call, deadline, spin_until)
+            self._owed -= 1
+        self.spin.record(time.perf_counter() - started)
+
+    def _take_finished(self) -> int:
+        """Hand the replies of workers that finished to ``on_reply``; return how many there were."""
+        finished = self.control.finished
+        taken = 0
+        for w in [w for w in self.busy if finished[w]]:
+            finished[w] = 0
+            command = self.busy.pop(w)
+            reply = self._read_reply(w) if self.control.has_reply[w] else Reply()
+            taken += 1
+            self.on_reply(w, command, reply)
+        return taken
+
+    def _read_reply(self, w: int) -> Reply:
+        connection = self.connections[w]
+        while not connection.poll(WAIT_SLICE_SECONDS):
+            if not self.processes[w].is_alive():
+                self._handle_death(w, "sending its reply")
+                return Reply()
+        reply: Reply = pickle.loads(connection.recv_bytes())
+        return reply
+
+    def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> None:
+        """Take one completion count, first paying counts owed for workers already taken."""
+        while self._owed > 0:
+            # Their flags were set just before the release, so the count is at most microseconds away.
+            if not self.completions.acquire(timeout=1.0):
+                self._owed = 0  # the worker died between flag and release; a stray count is harmless
+                break
+            self._owed -= 1
+        while time.perf_counter() < spin_until:
+            if self.completions.acquire(False):
+                return
+            os.sched_yield()
+        while True:
+            wait = WAIT_SLICE_SECONDS
+            if deadline is not None:
+                wait = max(0.0, min(wait, deadline - time.monotonic()))
+            if self.completions.acquire(timeout=wait):
+                return
+            for w in sorted(self.busy):
+                if not self.processes[w].is_alive():
+                    self._handle_death(w, self.busy[w].name.lower())
+                    # The restarted worker's results were delivered; that is progress for the caller.
+                    self._owed += 1
+                    return
+            if deadline is not None and time.monotonic() >= deadline:
+                workers = sorted(self.busy)
+                raise TimeoutError(
+                    f"{call} timed out after waiting for workers {workers} "
+                    f"(envs {', '.join(span(self.slices[w]) for w in workers)}); "
+                    f"call {call} again to collect the late results, or close()"
+                )
+
+    # -- death and restart -------------------------------------------------------------------------------
+
+    def _handle_death(self, w: int, activity: str) -> None:
+        """Restart dead worker ``w`` and finish its command, or mark the pool broken and raise."""
+        self.processes[w].join(0.1)
+        command = self.busy.pop(w, None)
+        death = self.death_message(w, activity)
+        if not self.restart or command is None or command is Command.CLOSE:
+            self.broken = death
+            raise WorkerDiedError(death)
+        self.connections[w].close()
+        self.start([w], self.startup_timeout)
+        self.restarts += 1
+        self.on_reply(w, command, self._rerun(w, command))
+
+    def _rerun(self, w: int, command: Command) -> Reply:
+        """After a restart: reset the new envs, then redo ``command`` (a step reports the envs as truncated)."""
+        envs = self.slices[w]
+        if command is Command.RESET:
+            return self._run_alone(w, Command.RESET, self._payloads.get(w))
+        reply = self._run_alone(w, Command.RESET, cloudpickle.dumps(([None] * len(envs), None, [True] * len(envs))))
+        if command is not Command.STEP:
+            return self._run_alone(w, command, self._payloads.get(w))
+        for i in envs:
+            self.control.truncations[i] = True
+            reply.infos[i] = {**reply.infos.get(i, {}), "worker_restarted": True}
+        return reply
+
+    def _run_alone(self, w: int, command: Command, payload: bytes | None) -> Reply:
+        """Run one command on worker ``w`` and wait for it, outside the normal cycle (used while restarting)."""
+        self.control.commands[w] = command
+        if command is Command.STEP:
+            self.control.stepping[self.slices[w].start : self.slices[w].stop] = 1
+        self.command_ready[w].release()
+        if payload is not None:
+            self.connections[w].send_bytes(payload)
+        while not self.control.finished[w]:
+            if self.completions.acquire(timeout=WAIT_SLICE_SECONDS):
+                self._owed -= 1  # it may be another worker's count: accounted as paid in advance
+            elif not self.processes[w].is_alive():
+                self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
+                raise WorkerDiedError(self.broken)
+        self.control.finished[w] = 0
+        self._owed += 1
+        return self._read_reply(w) if self.control.has_reply[w] else Reply()
+
+
+def span(envs: range) -> str:
+    """A readable range of env indices, e.g. ``4-7``."""
+    return f"{envs.start}" if len(envs) == 1 else f"{envs.start}-{envs.stop - 1}"
+
+
+def stop_processes(processes: list[Any], grace: float) -> None:
+    """Join the processes for ``grace`` seconds, then terminate, then kill what is left."""
+    deadline = time.monotonic() + grace
+    for process in processes:
+        if process is not None:
+            process.join(max(0.0, deadline - time.monotonic()))
+    for escalate in ("terminate", "kill"):
+        alive = [p for p in processes if p is not None and p.is_alive()]
+        if not alive:
+            return
+        for process in alive:
+            getattr(process, escalate)()
+        for process in alive:
+            process.join(1.0)
