@@ -385,6 +385,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 pass  # closing must finish; whatever failed, the escalation below stops the workers
         pool.stop(0.0 if terminate else grace)
         self._finalizer.detach()
+        # The pool calls back into this object: break the cycle so the shared memory is freed right away,
+        # not at the next garbage collection (views the caller still holds keep their buffers alive).
+        pool.on_reply = _ignore_reply
 
     # -- pool mode -----------------------------------------------------------------------------------------
 
@@ -656,6 +659,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         for reply in replies.values():
             results.update(reply.results)
         return tuple(results.get(index) for index in range(self.num_envs))
+
+
+def _ignore_reply(w: int, command: Command, reply: Reply) -> None:
+    """The pool's reply handler after close."""
 
 
 def _batch_size(requested: int | None, num_envs: int) -> int:
