@@ -15,6 +15,5 @@ from vecspaces._kernels import (  # noqa: F401
     multi_discrete,
     oneof,
     sequence,
-    shared_layout,  # every space's shared-memory layout, to be split into the modules above
     text,
 )

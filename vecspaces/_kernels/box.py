@@ -6,6 +6,8 @@ Flat layout: the value's entries in C order, as a 1-D array of the box's dtype w
 Batched type: a Box of shape ``(n, *shape)`` and the same dtype; a batch of values is one array whose row
 ``i`` is the ``i``-th value. ``iterate`` gives 0-d arrays, not numpy scalars, for a box of shape ``()``, like
 its samples. ``batch_differing_spaces`` stacks the bounds of boxes that share a shape and dtype.
+
+Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the box's dtype and shape.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from vecspaces._ops.batch import (
     iterate,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.space import Space
@@ -57,9 +60,7 @@ def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
         flat = np.asarray(x, dtype=space.dtype).reshape(-1)  # a view when x already has the dtype
     except (ValueError, TypeError, OverflowError) as error:
         raise InvalidValueError(
-            message(
-                f"flatten of {space!r} got a value it cannot convert", expected="a numeric array", got=show(x)
-            )
+            message(f"flatten of {space!r} got a value it cannot convert", expected="a numeric array", got=show(x))
         ) from error
     if flat.size != math.prod(space.shape):
         raise InvalidValueError(
@@ -88,9 +89,7 @@ def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
 
 @is_space_dtype_shape_equiv.register(Box)
 def _is_space_dtype_shape_equiv_box(space_1: Box, space_2: Space[Any]) -> bool:
-    return (
-        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
-    )
+    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
 
 
 @batch_space.register(Box)
@@ -227,8 +226,11 @@ def _iterate_box(space: Box, items: Any) -> Iterator[Any]:
 
 
 @create_empty_array.register(Box)
-def _create_empty_array_box(
-    space: Box, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
-) -> NDArray[Any]:
+def _create_empty_array_box(space: Box, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros) -> NDArray[Any]:
     n = check_batch_size("create_empty_array", n)
     return fn((n, *space.shape), dtype=space.dtype)
+
+
+@layout_nodes.register(Box)
+def _layout_nodes_box(space: Box, path: Path = ()) -> list[LayoutNode]:
+    return [ArrayLeaf(path, space.dtype, space.shape)]

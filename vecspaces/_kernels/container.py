@@ -13,6 +13,9 @@ dict per env for a Dict and one tuple per env for a Tuple, with one exception fo
 :func:`_iterate_tuple`): a Tuple whose direct children have no ``iterate`` of their own is the batch of
 per-env copies that Text, Sequence, Graph, OneOf and custom spaces batch to, and its items are the values.
 
+Shared memory: a :class:`~vecspaces._ops.layout.DictNode` / :class:`~vecspaces._ops.layout.TupleNode`, then
+each child's nodes in the space's order, each path extended by the child's key or position.
+
 Every error about a part of a value names its path, e.g. ``items[3]['camera']: ...``.
 """
 
@@ -43,6 +46,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
+from vecspaces._ops.layout import DictNode, LayoutNode, Path, TupleNode, layout_nodes
 from vecspaces.error import (
     CustomSpaceError,
     Error,
@@ -399,3 +403,22 @@ def _rows(space: Container[Any], iterators: list[Iterator[Any]]) -> Iterator[Any
                 got=f"batches of different lengths ({error})",
             )
         ) from None
+
+
+# Shared memory.
+
+
+@layout_nodes.register(Dict)
+def _layout_nodes_dict(space: Dict, path: Path = ()) -> list[LayoutNode]:
+    nodes: list[LayoutNode] = [DictNode(path, tuple(space.spaces))]
+    for key, child in space.spaces.items():
+        nodes += layout_nodes(child, (*path, key))
+    return nodes
+
+
+@layout_nodes.register(Tuple)
+def _layout_nodes_tuple(space: Tuple, path: Path = ()) -> list[LayoutNode]:
+    nodes: list[LayoutNode] = [TupleNode(path, len(space.spaces))]
+    for position, child in enumerate(space.spaces):
+        nodes += layout_nodes(child, (*path, position))
+    return nodes

@@ -4,6 +4,7 @@ Flat layout: a one-hot vector of length ``n`` in the space's dtype; value ``v`` 
 Batched type: ``MultiDiscrete`` of shape ``(n_envs,)`` with ``nvec`` full of ``n`` and ``start`` full of
 ``start``; a batched value is a 1-D array of the space's dtype. There is no batched Discrete, so ``iterate``
 on a Discrete is an error (iterate over its batched MultiDiscrete instead).
+Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, a scalar of the space's dtype.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
+from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.discrete import Discrete
@@ -98,9 +100,7 @@ def _unflatten_discrete(space: Discrete, x: Any) -> np.integer[Any]:
 
 @is_space_dtype_shape_equiv.register(Discrete)
 def _is_space_dtype_shape_equiv_discrete(space_1: Discrete, space_2: Space[Any]) -> bool:
-    return (
-        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
-    )
+    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
 
 
 @batch_space.register(Discrete)
@@ -122,10 +122,7 @@ def _batch_differing_spaces_discrete(spaces: Sequence[Discrete]) -> MultiDiscret
     # hold every value (int32 and uint32 mixed, say), fall back to numpy's common type of all of them.
     dtype = max((space.dtype for space in spaces), key=lambda dtype: dtype.itemsize)
     info = np.iinfo(dtype)
-    if (
-        min(starts) < info.min
-        or max(first + count - 1 for first, count in zip(starts, counts, strict=True)) > info.max
-    ):
+    if min(starts) < info.min or max(first + count - 1 for first, count in zip(starts, counts, strict=True)) > info.max:
         dtype = np.result_type(*(space.dtype for space in spaces))
     return MultiDiscrete(
         np.array(counts, dtype=dtype), dtype=dtype, seed=deepcopy(spaces[0].np_random), start=np.array(starts)
@@ -154,6 +151,11 @@ def _create_empty_array_discrete(
     space: Discrete, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> npt.NDArray[Any]:
     return fn((check_batch_size("create_empty_array", n),), dtype=space.dtype)
+
+
+@layout_nodes.register(Discrete)
+def _layout_nodes_discrete(space: Discrete, path: Path = ()) -> list[LayoutNode]:
+    return [ArrayLeaf(path, space.dtype, space.shape)]
 
 
 def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -9,6 +9,9 @@ flattened nodes (an array of shape ``(num_nodes, flatdim(node_space))`` for a fl
 Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch is a tuple of ``n``
 ``GraphInstance``. ``create_empty_array`` gives ``n`` one-node placeholder graphs whose ``edge_links`` are
 int32 like sampled ones (Gymnasium makes them int64).
+
+Shared memory: a :class:`~vecspaces._ops.layout.VariableLeaf` (no fixed size; a worker pool sends the value
+through its pipe).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from vecspaces._ops.batch import (
     tuple_of_copies,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces.error import (
     CustomSpaceError,
     InvalidTypeError,
@@ -85,9 +89,7 @@ def _flat_parts(space: Graph) -> tuple[_FlatPart, _FlatPart | None]:
 def _check_graph(operation: str, space: Graph, x: Any) -> GraphInstance:
     if not isinstance(x, GraphInstance):
         raise InvalidTypeError(
-            message(
-                f"{operation} of {space!r} needs a GraphInstance", expected="a GraphInstance", got=show(x)
-            )
+            message(f"{operation} of {space!r} needs a GraphInstance", expected="a GraphInstance", got=show(x))
         )
     if x.edges is not None and space.edge_space is None:
         raise InvalidValueError(
@@ -136,9 +138,7 @@ def _unflatten_graph(space: Graph, x: Any) -> GraphInstance:
 
 @is_space_dtype_shape_equiv.register(Graph)
 def _is_space_dtype_shape_equiv_graph(space_1: Graph, space_2: Space[Any]) -> bool:
-    if not isinstance(space_2, Graph) or not is_space_dtype_shape_equiv(
-        space_1.node_space, space_2.node_space
-    ):
+    if not isinstance(space_2, Graph) or not is_space_dtype_shape_equiv(space_1.node_space, space_2.node_space):
         return False
     if space_1.edge_space is None or space_2.edge_space is None:
         return space_1.edge_space is None and space_2.edge_space is None
@@ -186,3 +186,8 @@ def _create_empty_array_graph(
         )
         for _ in range(n)
     )
+
+
+@layout_nodes.register(Graph)
+def _layout_nodes_graph(space: Graph, path: Path = ()) -> list[LayoutNode]:
+    return [VariableLeaf(path, space)]

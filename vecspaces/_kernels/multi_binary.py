@@ -3,6 +3,7 @@
 Flat layout: the value's entries in C order, int8, length ``prod(shape)``.
 Batched type: ``Box(0, 1, (n_envs, *shape), int8)``; a batched value is an int8 array whose rows are the
 per-env values.
+Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, int8 of the space's shape.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
+from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_binary import MultiBinary
@@ -88,9 +90,7 @@ def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
 
 @is_space_dtype_shape_equiv.register(MultiBinary)
 def _is_space_dtype_shape_equiv_multi_binary(space_1: MultiBinary, space_2: Space[Any]) -> bool:
-    return (
-        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
-    )
+    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
 
 
 @batch_space.register(MultiBinary)
@@ -116,9 +116,7 @@ def _batch_differing_spaces_multi_binary(spaces: Sequence[MultiBinary]) -> Box: 
 
 
 @concatenate.register(MultiBinary)
-def _concatenate_multi_binary(
-    space: MultiBinary, items: Iterable[Any], out: npt.NDArray[Any]
-) -> npt.NDArray[Any]:
+def _concatenate_multi_binary(space: MultiBinary, items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return stack_into(space, items, out)
 
 
@@ -141,6 +139,11 @@ def _create_empty_array_multi_binary(
     space: MultiBinary, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> npt.NDArray[Any]:
     return fn((check_batch_size("create_empty_array", n), *space.shape), dtype=np.int8)
+
+
+@layout_nodes.register(MultiBinary)
+def _layout_nodes_multi_binary(space: MultiBinary, path: Path = ()) -> list[LayoutNode]:
+    return [ArrayLeaf(path, space.dtype, space.shape)]
 
 
 def as_array(space: Space[Any], x: Any) -> npt.NDArray[Any]:

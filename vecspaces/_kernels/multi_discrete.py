@@ -6,6 +6,7 @@ offsets are computed in int64, so narrow dtypes with large sums (``MultiDiscrete
 flatten correctly.
 Batched type: ``Box(low=start, high=start + nvec - 1)`` tiled to shape ``(n_envs, *nvec.shape)`` in the
 space's dtype; a batched value is an array whose rows are the per-env values.
+Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the space's dtype and shape.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
+from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_discrete import MultiDiscrete
@@ -157,9 +159,7 @@ def _first_hit_per_block(space: MultiDiscrete, x: npt.NDArray[Any]) -> npt.NDArr
 
 @is_space_dtype_shape_equiv.register(MultiDiscrete)
 def _is_space_dtype_shape_equiv_multi_discrete(space_1: MultiDiscrete, space_2: Space[Any]) -> bool:
-    return (
-        type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
-    )
+    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
 
 
 @batch_space.register(MultiDiscrete)
@@ -205,9 +205,7 @@ def _batch_differing_spaces_multi_discrete(spaces: Sequence[MultiDiscrete]) -> B
 
 
 @concatenate.register(MultiDiscrete)
-def _concatenate_multi_discrete(
-    space: MultiDiscrete, items: Iterable[Any], out: npt.NDArray[Any]
-) -> npt.NDArray[Any]:
+def _concatenate_multi_discrete(space: MultiDiscrete, items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return stack_into(space, items, out)
 
 
@@ -230,3 +228,8 @@ def _create_empty_array_multi_discrete(
     space: MultiDiscrete, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> npt.NDArray[Any]:
     return fn((check_batch_size("create_empty_array", n), *space.shape), dtype=space.dtype)
+
+
+@layout_nodes.register(MultiDiscrete)
+def _layout_nodes_multi_discrete(space: MultiDiscrete, path: Path = ()) -> list[LayoutNode]:
+    return [ArrayLeaf(path, space.dtype, space.shape)]

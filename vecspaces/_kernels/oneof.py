@@ -16,6 +16,10 @@ Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a b
 of ``(index, value)`` pairs. ``create_empty_array`` fills it with ``(np.int64(0), v)``, ``v`` being branch 0's
 own empty-array placeholder, so a placeholder is a value of the space whenever branch 0's is (always for a
 Text; for array spaces when their range contains 0), where Gymnasium gives ``()``.
+
+Shared memory: one :class:`~vecspaces._ops.layout.OneOfLeaf` holding each branch's layout (an int64 index and
+a region sized for the largest branch); a OneOf with a branch of variable size is a
+:class:`~vecspaces._ops.layout.VariableLeaf` as a whole, since its region would have no fixed size.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
+from vecspaces._ops.layout import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
 from vecspaces.error import (
     CustomSpaceError,
     InvalidTypeError,
@@ -266,3 +271,11 @@ def _create_empty_array_oneof(
     # Branch 0's batch container, split into its n per-env values: each placeholder gets its own array.
     values = iterate(batch_space(first, n), create_empty_array(first, n, fn))
     return tuple((np.int64(0), value) for value in values)
+
+
+@layout_nodes.register(OneOf)
+def _layout_nodes_oneof(space: OneOf[Any], path: Path = ()) -> list[LayoutNode]:
+    branches = tuple(tuple(layout_nodes(branch, (*path, 1))) for branch in space.spaces)
+    if any(isinstance(node, VariableLeaf) for branch in branches for node in branch):
+        return [VariableLeaf(path, space)]
+    return [OneOfLeaf(path, branches)]

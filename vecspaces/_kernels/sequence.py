@@ -9,6 +9,9 @@ Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a b
 sequences. ``create_empty_array`` gives ``n`` empty sequences: ``()`` or, with ``stack=True``, a stack of
 length 0 (where Gymnasium gives stacks of length 1, which are not empty and may hold values outside the
 feature space).
+
+Shared memory: a :class:`~vecspaces._ops.layout.VariableLeaf` (no fixed size; a worker pool sends the value
+through its pipe).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from vecspaces._ops.batch import (
     tuple_of_copies,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces.error import (
     CustomSpaceError,
     InvalidTypeError,
@@ -160,10 +164,13 @@ def _create_empty_array_sequence(
     return tuple(() for _ in range(n))
 
 
+@layout_nodes.register(Sequence)
+def _layout_nodes_sequence(space: Sequence, path: Path = ()) -> list[LayoutNode]:
+    return [VariableLeaf(path, space)]
+
+
 def check_count(operation: str, n: object) -> int:
     """Check that ``n`` is a batch size >= 0 (an empty batch is valid here) and return it as an int."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidValueError(
-            message(f"{operation} batch size is invalid", expected="an int >= 0", got=show(n))
-        )
+        raise InvalidValueError(message(f"{operation} batch size is invalid", expected="an int >= 0", got=show(n)))
     return int(n)

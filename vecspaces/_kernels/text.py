@@ -7,6 +7,8 @@ on the charset's order, which ``Text.__eq__`` ignores.
 
 Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch of values is a ``tuple``
 of ``str``. ``create_empty_array`` fills it with ``character_list[0] * min_length``, a value of the space.
+
+Shared memory: one :class:`~vecspaces._ops.layout.TextLeaf` over ``character_list`` (the flat layout).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
+from vecspaces._ops.layout import LayoutNode, Path, TextLeaf, layout_nodes
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.space import Space
@@ -189,3 +192,8 @@ def _create_empty_array_text(
     # shortest string of the first character, which is always a value of the space.
     placeholder = space.character_list[0] * space.min_length
     return (placeholder,) * n
+
+
+@layout_nodes.register(Text)
+def _layout_nodes_text(space: Text, path: Path = ()) -> list[LayoutNode]:
+    return [TextLeaf(path, tuple(space.character_list), int(space.max_length))]

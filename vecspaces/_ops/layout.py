@@ -16,12 +16,13 @@ Every node carries its *path*: the keys leading to it from the root value, e.g. 
 ``value["camera"][2]``. The value of a OneOf is an ``(index, value)`` pair, so the chosen branch's nodes live
 under the path ``oneof_path + (1,)``.
 
-``layout_nodes`` is a ``functools.singledispatch`` function; each space kind registers its implementation.
-Custom spaces follow the project's one rule for operations that need a numeric layout (see
-``vecspaces._ops.batch``): without a registered implementation they raise
-:class:`~vecspaces.error.CustomSpaceError`. To let a custom space live inside a shared-memory batch,
-register a layout for it, for instance ``[VariableLeaf(path, space)]`` so a worker pool sends it through its
-pipe, or an :class:`ArrayLeaf` when its values are fixed-size arrays.
+``layout_nodes`` is a ``functools.singledispatch`` function; each built-in space registers its implementation
+in its own kernel module, ``vecspaces._kernels.<space>``, next to its other operations. Custom spaces follow
+the project's one rule (stated in ``vecspaces._ops.support``, which also holds the table of what each space
+supports): shared memory needs a numeric layout, so without a registered implementation they raise
+:class:`~vecspaces.error.CustomSpaceError`. To let a custom space live inside a shared-memory batch, register
+a layout for it, for instance ``[VariableLeaf(path, space)]`` so a worker pool sends it through its pipe, or
+an :class:`ArrayLeaf` when its values are fixed-size arrays.
 """
 
 from __future__ import annotations
