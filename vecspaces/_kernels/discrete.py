@@ -34,6 +34,7 @@ from vecspaces._ops.flatten import (
     unflatten,
 )
 from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
+from vecspaces._ops.support import reason
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.discrete import Discrete
@@ -138,8 +139,8 @@ def _concatenate_discrete(space: Discrete, items: Iterable[Any], out: npt.NDArra
 def _iterate_discrete(space: Discrete, items: Any) -> Any:
     raise InvalidTypeError(
         message(
-            f"iterate got the unbatched space {space!r}",
-            expected="a batched space (a Discrete value is a scalar, there is no batched Discrete)",
+            f"iterate got the unbatched space {space!r} ({reason('iterate', 'Discrete')})",
+            expected="a batched space",
             got=show(items),
             fix="iterate over batch_space(space, n), a MultiDiscrete",
         )

@@ -33,6 +33,7 @@ from vecspaces._ops.batch import (
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
+from vecspaces._ops.support import reason
 from vecspaces.error import (
     CustomSpaceError,
     InvalidTypeError,
@@ -106,7 +107,7 @@ def _check_graph(operation: str, space: Graph, x: Any) -> GraphInstance:
 def _flatdim_graph(space: Graph) -> int:
     raise NotFlattenableError(
         message(
-            "flatdim is undefined for a Graph: its number of nodes and edges varies",
+            f"flatdim is undefined for a Graph: {reason('flatdim', 'Graph')}",
             expected="a space with a fixed-size flat form",
             got=repr(space),
             fix="flatten_space(space) gives a Graph of flattened node and edge spaces instead",
@@ -165,7 +166,7 @@ def _concatenate_graph(space: Graph, items: Iterable[Any], out: Any) -> tuple[An
 def _iterate_graph(space: Graph, items: Any) -> Iterator[Any]:
     raise CustomSpaceError(
         message(
-            "iterate needs a batched space, and a Graph is never one",
+            f"iterate needs a batched space ({reason('iterate', 'Graph')})",
             expected="the batched space, e.g. batch_space(space, n), which is a Tuple of Graphs",
             got=repr(space),
         )

@@ -50,6 +50,7 @@ from vecspaces._ops.flatten import (
     unflatten,
 )
 from vecspaces._ops.layout import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
+from vecspaces._ops.support import reason
 from vecspaces.error import (
     CustomSpaceError,
     InvalidTypeError,
@@ -254,7 +255,7 @@ def _concatenate_oneof(space: OneOf[Any], items: Iterable[Any], out: Any) -> tup
 def _iterate_oneof(space: OneOf[Any], items: Any) -> Iterator[Any]:
     raise CustomSpaceError(
         message(
-            "iterate needs a batched space, and a OneOf is never one",
+            f"iterate needs a batched space ({reason('iterate', 'OneOf')})",
             expected="the space returned by batch_space(space, n), a Tuple of OneOf",
             got=repr(space),
             fix="call iterate(batch_space(space, n), items), or iterate over the tuple of values directly",

@@ -33,6 +33,7 @@ from vecspaces._ops.batch import (
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
+from vecspaces._ops.support import reason
 from vecspaces.error import (
     CustomSpaceError,
     InvalidTypeError,
@@ -69,7 +70,7 @@ def _flat_parts(space: Sequence) -> _FlatParts:
 def _flatdim_sequence(space: Sequence) -> int:
     raise NotFlattenableError(
         message(
-            "flatdim is undefined for a Sequence: its length varies",
+            f"flatdim is undefined for a Sequence: {reason('flatdim', 'Sequence')}",
             expected="a space with a fixed-size flat form",
             got=repr(space),
             fix="flatten_space(space) gives a Sequence of flattened items instead",
@@ -147,7 +148,7 @@ def _concatenate_sequence(space: Sequence, items: Iterable[Any], out: Any) -> tu
 def _iterate_sequence(space: Sequence, items: Any) -> Iterator[Any]:
     raise CustomSpaceError(
         message(
-            "iterate needs a batched space, and a Sequence is never one",
+            f"iterate needs a batched space ({reason('iterate', 'Sequence')})",
             expected="the batched space, e.g. batch_space(space, n), which is a Tuple of Sequences",
             got=repr(space),
         )

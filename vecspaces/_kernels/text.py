@@ -38,6 +38,7 @@ from vecspaces._ops.flatten import (
     unflatten,
 )
 from vecspaces._ops.layout import LayoutNode, Path, TextLeaf, layout_nodes
+from vecspaces._ops.support import reason
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.space import Space
@@ -175,7 +176,7 @@ def _concatenate_text(space: Text, items: Iterable[Any], out: Any) -> tuple[str,
 def _iterate_text(space: Text, items: Any) -> Iterator[Any]:
     raise CustomSpaceError(
         message(
-            "iterate needs a batched space, and a Text is never one",
+            f"iterate needs a batched space ({reason('iterate', 'Text')})",
             expected="the space returned by batch_space(space, n), a Tuple of Text",
             got=repr(space),
             fix="call iterate(batch_space(space, n), items), or iterate over the tuple of strings directly",

@@ -9,11 +9,13 @@ and ``vecspaces.spaces`` must not import ``vecspaces.vector``. ``vecspaces.vecto
 Each is a ``functools.singledispatch`` function on the type of its first argument; implementations live in
 ``vecspaces._kernels.<space>``.
 
-Custom spaces (a space type with no registered implementation) follow one rule for the whole family: their
-values are opaque Python objects. ``batch_space`` gives a ``Tuple`` of independently seeded copies,
-``batch_differing_spaces`` a ``Tuple`` of copies, ``concatenate`` a tuple of the items, ``create_empty_array``
-a tuple of ``None`` and ``iterate`` walks such a tuple. Operations that need a numeric layout (the flatten
-family, shared memory) raise :class:`~vecspaces.error.CustomSpaceError` instead.
+Custom spaces (a space type with no registered implementation) follow the project's one rule, stated in
+``vecspaces._ops.support`` with the table of what each space kind supports: their values are opaque Python
+objects. ``batch_space`` gives a ``Tuple`` of independently seeded copies, ``batch_differing_spaces`` a
+``Tuple`` of copies, ``concatenate`` a tuple of the items and ``create_empty_array`` a tuple of ``None``;
+``iterate`` over that batched ``Tuple`` yields the items, while ``iterate`` on the custom space itself raises
+:class:`~vecspaces.error.CustomSpaceError` (it is never a batch). Operations that need the values' structure
+(the flatten family, ``is_space_dtype_shape_equiv``, shared memory) raise CustomSpaceError too.
 """
 
 from __future__ import annotations

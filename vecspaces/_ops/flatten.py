@@ -5,7 +5,9 @@ The family is ``flatdim``, ``flatten_space``, ``flatten``, ``unflatten`` and ``i
 Each is a ``functools.singledispatch`` function on the type of its first argument. The implementations live
 with the other operations of the same space, in ``vecspaces._kernels.<space>``; a user adds a custom space
 with ``flatten.register(MySpace)`` exactly as with Gymnasium. A space with no implementation raises
-:class:`~vecspaces.error.CustomSpaceError` naming the operation and how to register one.
+:class:`~vecspaces.error.CustomSpaceError` naming the operation and how to register one: the flatten family
+needs the values' structure, so the one rule for custom spaces (``vecspaces._ops.support``, which also holds
+the table of what each space kind supports) leaves nothing to fall back on.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.support import CUSTOM, UNSUPPORTED
 from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
 from vecspaces.spaces.space import Space
 
@@ -33,9 +36,11 @@ def no_kernel(operation: str, space: object) -> Exception:
             message(f"{operation} was given a non-space", expected="a vecspaces Space", got=show(space))
         )
     kind = f"{type(space).__module__}.{type(space).__qualname__}"
+    unsupported = UNSUPPORTED.get((operation, CUSTOM))
+    why = f" ({unsupported.reason})" if unsupported is not None else ""
     return CustomSpaceError(
         message(
-            f"{operation} has no implementation for this kind of space",
+            f"{operation} has no implementation for this kind of space{why}",
             expected="a space with a registered implementation",
             got=f"{space!r} of type {kind}",
             fix=f"register one with @{operation}.register({type(space).__name__})",

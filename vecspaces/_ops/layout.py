@@ -33,6 +33,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from vecspaces._ops.support import CUSTOM, SHARED_MEMORY, reason
 from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
 from vecspaces.spaces.space import Space
 
@@ -182,7 +183,7 @@ def layout_nodes(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
     kind = f"{type(space).__module__}.{type(space).__qualname__}"
     raise CustomSpaceError(
         message(
-            "shared-memory layout has no implementation for this kind of space",
+            f"shared-memory layout has no implementation for this kind of space ({reason(SHARED_MEMORY, CUSTOM)})",
             expected="a space with a registered layout",
             got=f"{space!r} of type {kind}",
             at=format_path("space", path),

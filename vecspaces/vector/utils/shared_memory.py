@@ -16,7 +16,8 @@ signatures. Differences from Gymnasium, and why:
   bad Text, and accepts any value of the right *size*; here the shape must match.
 - The functions are ``functools.singledispatch`` as in Gymnasium; the default implementation serves every
   space through its layout (:func:`~vecspaces.vector.utils.layout.layout_nodes`). Custom spaces follow the
-  project's one rule for operations that need a numeric layout: without a registered layout they raise
+  project's one rule (``vecspaces._ops.support``, with the table of what each space kind supports): shared
+  memory needs the values' structure, so without a registered layout they raise
   :class:`~vecspaces.error.CustomSpaceError`; registering ``layout_nodes`` for them also makes them work
   inside a Dict or Tuple.
 """
@@ -30,6 +31,7 @@ from typing import Any
 from vecspaces._ops.batch import check_batch_size
 from vecspaces._ops.flatten import no_kernel
 from vecspaces._ops.layout import format_path
+from vecspaces._ops.support import VARIABLE_SIZE
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
 from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
@@ -68,7 +70,7 @@ def create_shared_memory(space: Space[Any], n: int = 1, ctx: Any = multiprocessi
         leaf = layout.variable_leaves[0]
         raise InvalidTypeError(
             message(
-                f"create_shared_memory cannot store a {type(leaf.space).__name__}: its size is not fixed",
+                f"create_shared_memory cannot store a {type(leaf.space).__name__}: {VARIABLE_SIZE}",
                 expected="a space whose values all have a fixed size",
                 got=repr(leaf.space),
                 at=format_path("space", leaf.path),
