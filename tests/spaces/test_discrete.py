@@ -120,9 +120,7 @@ def test_values_must_fit_in_the_dtype(n: int, start: int, dtype: Any) -> None:
 
 def test_values_at_the_dtype_limits_are_accepted() -> None:
     assert Discrete(127, start=-128, dtype=np.int8).start == -128
-    assert (
-        Discrete(255, start=1, dtype=np.uint8).start + (Discrete(255, start=1, dtype=np.uint8).n - 1) == 255
-    )
+    assert Discrete(255, start=1, dtype=np.uint8).start + (Discrete(255, start=1, dtype=np.uint8).n - 1) == 255
 
 
 # --- sampling -----------------------------------------------------------------------------------------------
@@ -544,8 +542,9 @@ def test_create_empty_array(space: Discrete) -> None:
     empty = create_empty_array(space, 4)
     assert empty.shape == (4,) and empty.dtype == space.dtype and not empty.any()
     assert create_empty_array(space, 2, fn=np.empty).shape == (2,)
+    assert create_empty_array(space, 0).shape == (0,)  # an empty batch container, as in Gymnasium
     with pytest.raises(InvalidValueError):
-        create_empty_array(space, 0)
+        create_empty_array(space, -1)
 
 
 def test_concatenate_fills_out_and_returns_it(space: Discrete) -> None:
@@ -632,21 +631,15 @@ def test_utilities_agree_with_gymnasium(gym_spaces: Any) -> None:
         assert flatdim(ours) == gym_spaces.flatdim(theirs)
         flat_ours, flat_theirs = flatten_space(ours), gym_spaces.flatten_space(theirs)
         assert (flat_ours.shape, flat_ours.dtype) == (flat_theirs.shape, flat_theirs.dtype)
-        assert np.array_equal(flat_ours.low, flat_theirs.low) and np.array_equal(
-            flat_ours.high, flat_theirs.high
-        )
+        assert np.array_equal(flat_ours.low, flat_theirs.low) and np.array_equal(flat_ours.high, flat_theirs.high)
         xs = [ours.sample() for _ in range(4)]
         for x in xs:
             assert_same_value(flatten(ours, x), gym_spaces.flatten(theirs, x))
-            assert_same_value(
-                unflatten(ours, flatten(ours, x)), gym_spaces.unflatten(theirs, flatten(ours, x))
-            )
+            assert_same_value(unflatten(ours, flatten(ours, x)), gym_spaces.unflatten(theirs, flatten(ours, x)))
         batched, gym_batched = batch_space(ours, 4), gym_utils.batch_space(theirs, 4)
         assert type(gym_batched).__name__ == type(batched).__name__
         assert batched.dtype == gym_batched.dtype
-        assert np.array_equal(batched.nvec, gym_batched.nvec) and np.array_equal(
-            batched.start, gym_batched.start
-        )
+        assert np.array_equal(batched.nvec, gym_batched.nvec) and np.array_equal(batched.start, gym_batched.start)
         assert_same_value(
             concatenate(ours, xs, create_empty_array(ours, 4)),
             gym_utils.concatenate(theirs, xs, gym_utils.create_empty_array(theirs, 4)),

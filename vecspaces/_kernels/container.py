@@ -343,7 +343,7 @@ def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any
 def _create_empty_array_container(
     space: Container[Any], n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> Any:
-    n = check_batch_size("create_empty_array", n)
+    n = check_batch_size("create_empty_array", n, minimum=0)
     arrays = _each_child(space, space._children(), lambda child: create_empty_array(child, n, fn), "space")
     return space._pack(arrays)
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from vecspaces._kernels.sequence import check_count
 from vecspaces._ops.batch import (
     batch_differing_spaces,
     batch_space,
+    check_batch_size,
     concatenate,
     create_empty_array,
     iterate,
@@ -177,7 +177,7 @@ def _iterate_graph(space: Graph, items: Any) -> Iterator[Any]:
 def _create_empty_array_graph(
     space: Graph, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[GraphInstance, ...]:
-    n = check_count("create_empty_array", n)
+    n = check_batch_size("create_empty_array", n, minimum=0)
     edge_space = space.edge_space
     return tuple(
         GraphInstance(

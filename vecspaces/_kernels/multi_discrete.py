@@ -227,7 +227,7 @@ def _iterate_multi_discrete(space: MultiDiscrete, items: Any) -> Iterator[Any]:
 def _create_empty_array_multi_discrete(
     space: MultiDiscrete, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> npt.NDArray[Any]:
-    return fn((check_batch_size("create_empty_array", n), *space.shape), dtype=space.dtype)
+    return fn((check_batch_size("create_empty_array", n, minimum=0), *space.shape), dtype=space.dtype)
 
 
 @layout_nodes.register(MultiDiscrete)

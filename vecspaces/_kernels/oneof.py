@@ -267,7 +267,9 @@ def _iterate_oneof(space: OneOf[Any], items: Any) -> Iterator[Any]:
 def _create_empty_array_oneof(
     space: OneOf[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[tuple[np.int64, Any], ...]:
-    n = check_batch_size("create_empty_array", n)
+    n = check_batch_size("create_empty_array", n, minimum=0)
+    if n == 0:
+        return ()
     first = space.spaces[0]
     # Branch 0's batch container, split into its n per-env values: each placeholder gets its own array.
     values = iterate(batch_space(first, n), create_empty_array(first, n, fn))

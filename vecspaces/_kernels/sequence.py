@@ -26,6 +26,7 @@ import numpy as np
 from vecspaces._ops.batch import (
     batch_differing_spaces,
     batch_space,
+    check_batch_size,
     concatenate,
     create_empty_array,
     iterate,
@@ -37,7 +38,6 @@ from vecspaces._ops.support import reason
 from vecspaces.error import (
     CustomSpaceError,
     InvalidTypeError,
-    InvalidValueError,
     NotFlattenableError,
     message,
     show,
@@ -159,7 +159,7 @@ def _iterate_sequence(space: Sequence, items: Any) -> Iterator[Any]:
 def _create_empty_array_sequence(
     space: Sequence, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[Any, ...]:
-    n = check_count("create_empty_array", n)
+    n = check_batch_size("create_empty_array", n, minimum=0)
     if space.stack:
         return tuple(empty_stack(space.feature_space, fn) for _ in range(n))
     return tuple(() for _ in range(n))
@@ -168,10 +168,3 @@ def _create_empty_array_sequence(
 @layout_nodes.register(Sequence)
 def _layout_nodes_sequence(space: Sequence, path: Path = ()) -> list[LayoutNode]:
     return [VariableLeaf(path, space)]
-
-
-def check_count(operation: str, n: object) -> int:
-    """Check that ``n`` is a batch size >= 0 (an empty batch is valid here) and return it as an int."""
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise InvalidValueError(message(f"{operation} batch size is invalid", expected="an int >= 0", got=show(n)))
-    return int(n)

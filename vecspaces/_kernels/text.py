@@ -188,7 +188,7 @@ def _iterate_text(space: Text, items: Any) -> Iterator[Any]:
 def _create_empty_array_text(
     space: Text, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[str, ...]:
-    n = check_batch_size("create_empty_array", n)
+    n = check_batch_size("create_empty_array", n, minimum=0)
     # fn builds arrays and a batch of Text is a tuple of str, so it has no use here; the placeholder is the
     # shortest string of the first character, which is always a value of the space.
     placeholder = space.character_list[0] * space.min_length

@@ -161,12 +161,15 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
 
     Args:
         space: the space of one value.
-        n: the number of values in the batch.
+        n: the number of values in the batch; 0 gives an empty batch (arrays of length 0, empty tuples).
         fn: the array factory, called as ``fn(shape, dtype=dtype)``, e.g. ``np.zeros`` or ``np.empty``.
 
     Returns:
         Arrays of shape ``(n, *space.shape)`` for array spaces, the same structure for Dict and Tuple, and a
         tuple of ``n`` placeholder values for the other spaces.
+
+    Raises:
+        InvalidValueError: ``n`` is not an int >= 0.
 
     Example:
         >>> from vecspaces.spaces import Box, Dict, Discrete
@@ -176,13 +179,22 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
     """
     if not isinstance(space, Space):
         raise no_kernel("create_empty_array", space)
-    return tuple(None for _ in range(n))
+    return (None,) * check_batch_size("create_empty_array", n, minimum=0)
 
 
-def check_batch_size(operation: str, n: object) -> int:
-    """Check that ``n`` is a positive integer batch size and return it as an int."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InvalidValueError(message(f"{operation} batch size is invalid", expected="an int >= 1", got=show(n)))
+def check_batch_size(operation: str, n: object, *, minimum: int = 1) -> int:
+    """Check that ``n`` is an integer batch size of at least ``minimum`` and return it as an int.
+
+    Batches are never empty, except the containers of ``create_empty_array`` (``minimum=0``, as Gymnasium).
+
+    Example:
+        >>> check_batch_size("create_empty_array", np.int64(0), minimum=0)
+        0
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
+        raise InvalidValueError(
+            message(f"{operation} batch size is invalid", expected=f"an int >= {minimum}", got=show(n))
+        )
     return int(n)
 
 
