@@ -16,7 +16,7 @@ from vecspaces.spaces import Box, Discrete
 from vecspaces.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from vecspaces.vector.utils import batch_space, iterate
 
-BACKENDS = ["sync", "async", "async_pipe"]
+BACKENDS = ["sync", "async", "async_pipe", "async_main"]
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -29,6 +29,8 @@ def make_vector_env(backend: str, env_fns: list[Any], **kwargs: Any) -> Any:
         return AsyncVectorEnv(env_fns, num_workers=workers, timeout=20, **kwargs)
     if backend == "async_pipe":
         return AsyncVectorEnv(env_fns, shared_memory=False, num_workers=workers, timeout=20, **kwargs)
+    if backend == "async_main":  # env 0 stepped by the main process, the others by workers
+        return AsyncVectorEnv(env_fns, main_process_envs=1, timeout=20, **kwargs)
     raise AssertionError(backend)
 
 

@@ -285,3 +285,19 @@ def test_restart_brings_crashed_workers_back(context: str, fault: str) -> None:
         obs, rewards, *_ = envs.step(STEP)
         assert obs[:, 0].tolist() == [3, 3, 1] and rewards.tolist() == [1, 1, 1]
         assert envs.restarts == 1
+
+
+def test_workers_exit_by_themselves_when_the_main_process_is_killed(context: str) -> None:
+    result = run_script(
+        """
+        if __name__ == "__main__":
+            envs = AsyncVectorEnv([CountdownEnv] * 2, context=CONTEXT, num_workers=2)
+            envs.reset(seed=0)
+            print("pids", *[w["pid"] for w in envs.worker_info()], flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+        """,
+        context,
+    )
+    assert result.returncode == -9
+    pids = [int(pid) for pid in result.stdout.split("pids")[1].split()]
+    assert_gone(pids)

@@ -72,7 +72,7 @@ from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_re
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.worker import WorkerConfig, is_single_array, run_worker
+from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, is_single_array, run_worker
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, resolve_spaces
 from vecspaces.vector.infos import add_info
 from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
@@ -81,6 +81,8 @@ __all__ = ["AsyncVectorEnv"]
 
 # The longest a wait polls before blocking; waits that usually take longer do not poll at all (see _async.waiting).
 DEFAULT_MAX_SPIN_SECONDS = 1e-3
+# The worker index of the envs the main process steps itself.
+LOCAL = -1
 # Calls whose effects would bypass the pool's bookkeeping.
 _RESERVED_CALLS = ("reset", "step", "close")
 
@@ -113,6 +115,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         restart_workers: restart a worker that died, instead of breaking the pool.
         spin_seconds: the longest a wait polls before blocking (default 1 ms); waits adapt below it, and do
             not poll at all when the envs are slower than that. 0 always blocks.
+        main_process_envs: how many envs (the first ones) the main process steps itself while the workers
+            step theirs. Faster for cheap envs on small machines (one process fewer competing for the cores),
+            with the same results and errors; but those envs share the main process's fate (a crash in one is
+            a crash of the main process) and ``*_wait`` timeouts do not cover them. Not with pool mode.
 
     Example:
         >>> from vecspaces.envs import TinyEnv
@@ -140,6 +146,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         startup_timeout: float = 120.0,
         restart_workers: bool = False,
         spin_seconds: float | None = None,
+        main_process_envs: int = 0,
     ) -> None:
         self.closed = True  # until the workers are up, there is nothing for close() to do
         self.env_fns = list(env_fns)
@@ -155,19 +162,25 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.timeout = timeout
         self.restart_workers = restart_workers
         self.batch_size = _batch_size(batch_size, self.num_envs)
-        self.num_workers = _worker_count(num_workers, self.num_envs)
-        slices = _split(self.num_envs, self.num_workers)
-        self._worker_of = np.repeat(np.arange(self.num_workers), [len(s) for s in slices])
+        local = _local_count(main_process_envs, self.num_envs)
+        self.num_workers = _worker_count(num_workers, self.num_envs - local)
+        slices = [range(local + s.start, local + s.stop) for s in _split(self.num_envs - local, self.num_workers)]
+        self._worker_of = np.repeat(np.arange(-1, self.num_workers), [local] + [len(s) for s in slices])
 
         # The shared memory must exist before the workers start (spawn can only hand it over at start), so
         # the spaces come from one env built here and closed at once, as Gymnasium does.
+        # When the main process steps envs itself, that env is its env 0.
         probe = self.env_fns[0]()
         try:
             probe_observation = as_vecspaces_space(probe.observation_space, "env 0 observation_space")
             probe_action = as_vecspaces_space(probe.action_space, "env 0 action_space")
             self.metadata = dict(getattr(probe, "metadata", {}))
             self.render_mode = getattr(probe, "render_mode", None)
-        finally:
+            local_envs = [probe] + [fn() for fn in self.env_fns[1:local]] if local else []
+        except BaseException:
+            probe.close()
+            raise
+        if not local:
             probe.close()
         self.metadata["autoreset_mode"] = self.autoreset_mode
         single_observation = observation_mode[1] if isinstance(observation_mode, tuple) else probe_observation
@@ -176,6 +189,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             context_object, single_observation, probe_action, self.num_envs, self.num_workers, shared_memory
         )
         self._control = self._memory.control()
+        self._local = EnvSlice(range(local), local_envs, self.autoreset_mode, self._memory) if local else None
+        self._local_pending: tuple[Command, Any] | None = None
         self._pool = WorkerPool(
             context_object,
             self.env_fns,
@@ -199,7 +214,13 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._stepping: dict[int, list[int]] = {}
         self._env_infos: dict[int, dict[str, Any]] = {}
         self._env_errors: list[EnvError] = []
-        descriptions = self._pool.start(range(self.num_workers), startup_timeout)
+        descriptions = [describe(env) for env in local_envs]
+        try:
+            descriptions += self._pool.start(range(self.num_workers), startup_timeout)
+        except BaseException:
+            if self._local is not None:
+                self._local.close()
+            raise
         self.closed = False
 
         spaces = resolve_spaces(
@@ -266,10 +287,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         selected = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask
         self._start(
             Command.RESET,
-            {
-                w: cloudpickle.dumps(([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs]))
-                for w, envs in enumerate(self._pool.slices)
-            },
+            {w: ([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs]) for w, envs in self._slices()},
         )
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
@@ -289,9 +307,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
         self._check_can_start("step_async")
-        messages = self._write_actions(actions, range(self.num_envs))
+        arguments = self._write_actions(actions, range(self.num_envs))
         self._control.stepping[:] = 1
-        self._start(Command.STEP, messages)
+        self._start(Command.STEP, arguments)
 
     def step_wait(self, timeout: float | None = None) -> StepResult:
         """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``.
@@ -327,7 +345,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     fix=f"use {name}() directly",
                 )
             )
-        self._start(Command.CALL, dict.fromkeys(range(self.num_workers), cloudpickle.dumps((name, args, kwargs))))
+        self._start(Command.CALL, {w: (name, args, kwargs) for w, _ in self._slices()})
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for a call to finish and return one result per env."""
@@ -336,7 +354,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name``. Unlike Gymnasium, a callable attribute is returned, not called."""
         self._check_can_start("get_attr")
-        self._start(Command.GET_ATTR, dict.fromkeys(range(self.num_workers), cloudpickle.dumps(name)))
+        self._start(Command.GET_ATTR, {w: name for w, _ in self._slices()})
         return self._results(self._finish(Command.GET_ATTR, "get_attr", None))
 
     def set_attr(self, name: str, values: Any) -> None:
@@ -351,10 +369,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
             )
         self._check_can_start("set_attr")
-        self._start(
-            Command.SET_ATTR,
-            {w: cloudpickle.dumps((name, [values[i] for i in envs])) for w, envs in enumerate(self._pool.slices)},
-        )
+        self._start(Command.SET_ATTR, {w: (name, [values[i] for i in envs]) for w, envs in self._slices()})
         self._finish(Command.SET_ATTR, "set_attr", None)
 
     def render(self) -> tuple[Any, ...]:
@@ -385,6 +400,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 pass  # closing must finish; whatever failed, the escalation below stops the workers
         pool.stop(0.0 if terminate else grace)
         self._finalizer.detach()
+        if self._local is not None:
+            self._local.close()
         # The pool calls back into this object: break the cycle so the shared memory is freed right away,
         # not at the next garbage collection (views the caller still holds keep their buffers alive).
         pool.on_reply = _ignore_reply
@@ -420,6 +437,14 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 f"send was called while a {self._call.name.lower()} is pending; "
                 f"call {self._call.name.lower()}_wait() first",
                 self._call.name.lower(),
+            )
+        if self._local is not None:
+            raise InvalidValueError(
+                message(
+                    "pool mode steps every env in the workers",
+                    expected="main_process_envs=0",
+                    got=f"main_process_envs={len(self._local.runners)}",
+                )
             )
         ids = self._check_env_ids(env_ids)
         messages = self._write_actions(actions, ids)
@@ -516,10 +541,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         return ids
 
-    def _dispatch_step(self, w: int, envs: list[int], payload: bytes | None) -> None:
+    def _dispatch_step(self, w: int, envs: list[int], arguments: Any) -> None:
         self._control.stepping[envs] = 1
         self._stepping[w] = envs
-        self._pool.dispatch(w, Command.STEP, payload)
+        self._pool.dispatch(w, Command.STEP, None if arguments is None else cloudpickle.dumps(arguments))
 
     # -- the command cycle ---------------------------------------------------------------------------------
 
@@ -545,12 +570,20 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 "send",
             )
 
-    def _start(self, command: Command, messages: dict[int, bytes]) -> None:
-        """Give ``command`` to every worker, with each one's message if it has one."""
+    def _slices(self) -> list[tuple[int, range]]:
+        """``(worker, env indices)`` of every slice of envs; the main process's slice is worker ``LOCAL``."""
+        slices = list(enumerate(self._pool.slices))
+        return [(LOCAL, self._local.env_indices), *slices] if self._local is not None else slices
+
+    def _start(self, command: Command, arguments: dict[int, Any]) -> None:
+        """Give ``command`` to every worker with its arguments, if any; the main process's envs run at the wait."""
         self._replies = {}
         self._call = command
         for w in range(self.num_workers):
-            self._pool.dispatch(w, command, messages.get(w))
+            payload = arguments.get(w)
+            self._pool.dispatch(w, command, None if payload is None else cloudpickle.dumps(payload))
+        if self._local is not None:
+            self._local_pending = (command, arguments.get(LOCAL))
 
     def _finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""
@@ -561,6 +594,12 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         if self._call is not command:
             name = command.name.lower()
             raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
+        if self._local_pending is not None:
+            # The main process's envs run while the workers run theirs.
+            local_command, local_arguments = self._local_pending
+            self._local_pending = None
+            assert self._local is not None
+            self._on_reply(LOCAL, local_command, self._local.handle(local_command, local_arguments))
         pool = self._pool
         pool.collect(lambda: not pool.busy, call, self._timeout(timeout))
         self._call = None
@@ -598,8 +637,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             add_note(first, f"{len(errors) - 1} more env error(s) in this call")
         raise first
 
-    def _write_actions(self, actions: Any, envs: Sequence[int]) -> dict[int, bytes]:
-        """Put the actions of ``envs`` in shared memory, or return them as pipe messages per worker."""
+    def _write_actions(self, actions: Any, envs: Sequence[int]) -> dict[int, dict[int, Any]]:
+        """Put the actions of ``envs`` in shared memory, or return them per worker to send with the command."""
         view = self._action_view
         count = len(envs)
         if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
@@ -618,7 +657,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             messages: dict[int, dict[int, Any]] = {}
             for i, action in zip(envs, env_actions, strict=True):
                 messages.setdefault(int(self._worker_of[i]), {})[i] = action
-            return {w: cloudpickle.dumps(payload) for w, payload in messages.items()}
+            return messages
         for i, action in zip(envs, env_actions, strict=True):
             self._memory.actions.write(i, action)
         return {}
@@ -659,6 +698,18 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         for reply in replies.values():
             results.update(reply.results)
         return tuple(results.get(index) for index in range(self.num_envs))
+
+
+def _local_count(requested: int, num_envs: int) -> int:
+    if isinstance(requested, bool) or not isinstance(requested, int) or not 0 <= requested < num_envs:
+        raise InvalidValueError(
+            message(
+                "main_process_envs is invalid",
+                expected=f"an int in [0, {num_envs - 1}] (at least one env runs in a worker)",
+                got=show(requested),
+            )
+        )
+    return requested
 
 
 def _ignore_reply(w: int, command: Command, reply: Reply) -> None:

@@ -71,7 +71,7 @@ def run_worker(config: WorkerConfig) -> None:
     try:
         for env_fn in pickle.loads(config.env_fns):
             envs.append(env_fn())
-        connection.send(("ready", [_describe(env) for env in envs]))
+        connection.send(("ready", [describe(env) for env in envs]))
     except BaseException as error:
         index = config.env_indices[len(envs)] if len(envs) < len(config.env_indices) else None
         connection.send(("failed", capture_error(error, index, "construction")))
@@ -81,7 +81,8 @@ def run_worker(config: WorkerConfig) -> None:
     _Worker(config, envs).serve()
 
 
-def _describe(env: Any) -> dict[str, Any]:
+def describe(env: Any) -> dict[str, Any]:
+    """What the main process needs to know of an env: its spaces, metadata and render mode."""
     return {
         "observation_space": env.observation_space,
         "action_space": env.action_space,
@@ -99,48 +100,32 @@ class _ParentGone(Exception):
     """The main process exited: the worker has no one left to work for."""
 
 
+# The commands whose arguments follow through the pipe (STEP too when actions have variable-size leaves).
+_COMMANDS_WITH_ARGUMENTS = (Command.RESET, Command.CALL, Command.GET_ATTR, Command.SET_ATTR)
+
+
 class _Worker:
-    """The command loop of one worker."""
+    """The command loop of one worker process around its :class:`EnvSlice`."""
 
     def __init__(self, config: WorkerConfig, envs: list[Any]) -> None:
         self.config = config
         self.index = config.worker_index
-        self.envs = envs
-        self.env_indices = config.env_indices
-        self.runners = [
-            EnvRunner(env, i, config.autoreset_mode) for i, env in zip(config.env_indices, envs, strict=True)
-        ]
-        self.observations = config.memory.observations
-        self.actions = config.memory.actions
-        self.control: Control = config.memory.control()
+        self.envs = EnvSlice(config.env_indices, envs, config.autoreset_mode, config.memory)
+        self.control = self.envs.control
         self.connection = config.connection
-        self.variable_actions = bool(self.actions.layout.variable_leaves)
-        envs_slice = slice(config.env_indices.start, config.env_indices.stop)
-        self.rewards = self.control.rewards[envs_slice]
-        self.terminations = self.control.terminations[envs_slice]
-        self.truncations = self.control.truncations[envs_slice]
-        self.stepping = self.control.stepping[envs_slice]
-        self.read_actions = _action_reader(self.actions, envs_slice)
-        self.write_observation = _observation_writer(self.observations)
         self.spin = AdaptiveSpin(config.spin_seconds)
 
     def serve(self) -> None:
-        handlers = {
-            Command.STEP: self.step,
-            Command.RESET: self.reset,
-            Command.CALL: self.call,
-            Command.GET_ATTR: self.get_attr,
-            Command.SET_ATTR: self.set_attr,
-            Command.CLOSE: self.close,
-        }
         while True:
             if not self.wait_for_command():
-                self.close()
+                self.envs.handle(Command.CLOSE, None)
                 return
             command = Command(int(self.control.commands[self.index]))
-            self.activity = command.name.lower()
-            reply = handlers[command]()
-            self.finish(reply)
+            arguments = None
+            if command in _COMMANDS_WITH_ARGUMENTS or (command is Command.STEP and self.envs.variable_actions):
+                arguments = pickle.loads(self.connection.recv_bytes())
+            reply = self.envs.handle(command, arguments)
+            self.finish(reply, _activity(command, arguments))
             if command is Command.CLOSE:
                 return
 
@@ -153,26 +138,65 @@ class _Worker:
         return True
 
     def check_parent(self) -> None:
-        if os.getppid() != self.config.parent_pid:
-            raise _ParentGone
+        # Not os.getppid(): under forkserver a worker's parent is the fork server, not the main process.
+        try:
+            os.kill(self.config.parent_pid, 0)
+        except ProcessLookupError:
+            raise _ParentGone from None
 
-    def finish(self, reply: Reply) -> None:
+    def finish(self, reply: Reply, activity: str) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
-        payload = _serialise(reply, self.activity) if reply else None
+        payload = _serialise(reply, activity) if reply else None
         self.control.has_reply[self.index] = payload is not None
         self.control.finished[self.index] = 1
         self.config.completions.release()
         if payload is not None:
             self.connection.send_bytes(payload)
 
-    def step(self) -> Reply:
+
+class EnvSlice:
+    """A contiguous slice of sub-envs and the commands they run, in a worker or in the main process.
+
+    Both places run the same code, so an env behaves the same wherever it lives.
+
+    Args:
+        env_indices: the envs' indices in the vector env.
+        envs: the envs.
+        autoreset_mode: the vector env's autoreset mode.
+        memory: the pool's shared memory (observations, actions, control).
+    """
+
+    def __init__(
+        self, env_indices: range, envs: list[Any], autoreset_mode: AutoresetMode, memory: SharedStepMemory
+    ) -> None:
+        self.env_indices = env_indices
+        self.runners = [EnvRunner(env, i, autoreset_mode) for i, env in zip(env_indices, envs, strict=True)]
+        self.control: Control = memory.control()
+        self.variable_actions = bool(memory.actions.layout.variable_leaves)
+        envs_slice = slice(env_indices.start, env_indices.stop)
+        self.rewards = self.control.rewards[envs_slice]
+        self.terminations = self.control.terminations[envs_slice]
+        self.truncations = self.control.truncations[envs_slice]
+        self.stepping = self.control.stepping[envs_slice]
+        self.read_actions = _action_reader(memory.actions, envs_slice)
+        self.write_observation = _observation_writer(memory.observations)
+        self.handlers: dict[Command, Callable[[Any], Reply]] = {
+            Command.STEP: self.step,
+            Command.RESET: self.reset,
+            Command.CALL: self.call,
+            Command.GET_ATTR: self.get_attr,
+            Command.SET_ATTR: self.set_attr,
+            Command.CLOSE: self.close,
+        }
+
+    def handle(self, command: Command, arguments: Any) -> Reply:
+        """Run ``command`` with its (decoded) arguments on every env of the slice."""
+        return self.handlers[command](arguments)
+
+    def step(self, piped_actions: dict[int, Any] | None) -> Reply:
         reply = Reply()
-        # Actions with variable-size leaves come whole through the pipe; the others from shared memory.
-        if self.variable_actions:
-            piped = pickle.loads(self.connection.recv_bytes())
-            actions = [piped[i] for i in self.env_indices]
-        else:
-            actions = self.read_actions()
+        # Actions with variable-size leaves come whole with the command; the others from shared memory.
+        actions = [piped_actions[i] for i in self.env_indices] if piped_actions is not None else self.read_actions()
         rewards, terminations, truncations = self.rewards, self.terminations, self.truncations
         stepping = self.stepping
         write_observation = self.write_observation
@@ -195,17 +219,17 @@ class _Worker:
                 reply.errors.append(capture_error(error, i, "step"))
         return reply
 
-    def reset(self) -> Reply:
-        seeds, options, mask = pickle.loads(self.connection.recv_bytes())
+    def reset(self, arguments: tuple[list[int | None], dict[str, Any] | None, list[bool]]) -> Reply:
+        seeds, options, mask = arguments
         reply = Reply()
-        for runner, seed, selected in zip(self.runners, seeds, mask, strict=True):
+        for position, (runner, seed, selected) in enumerate(zip(self.runners, seeds, mask, strict=True)):
             if not selected:
                 continue
             i = runner.index
             try:
                 obs, info = runner.reset(seed=seed, options=options)
-                self.control.rewards[i] = 0.0
-                self.control.terminations[i] = self.control.truncations[i] = False
+                self.rewards[position] = 0.0
+                self.terminations[position] = self.truncations[position] = False
                 variable = self.write_observation(i, obs)
                 if variable:
                     reply.variable[i] = variable
@@ -215,9 +239,8 @@ class _Worker:
                 reply.errors.append(capture_error(error, i, "reset"))
         return reply
 
-    def call(self) -> Reply:
-        name, args, kwargs = pickle.loads(self.connection.recv_bytes())
-        self.activity = f"call({name!r})"
+    def call(self, arguments: tuple[str, tuple[Any, ...], dict[str, Any]]) -> Reply:
+        name, args, kwargs = arguments
         reply = Reply()
         for runner in self.runners:
             try:
@@ -227,9 +250,7 @@ class _Worker:
                 reply.errors.append(capture_error(error, runner.index, f"call({name!r})"))
         return reply
 
-    def get_attr(self) -> Reply:
-        name = pickle.loads(self.connection.recv_bytes())
-        self.activity = f"get_attr({name!r})"
+    def get_attr(self, name: str) -> Reply:
         reply = Reply()
         for runner in self.runners:
             try:
@@ -238,8 +259,8 @@ class _Worker:
                 reply.errors.append(capture_error(error, runner.index, f"get_attr({name!r})"))
         return reply
 
-    def set_attr(self) -> Reply:
-        name, values = pickle.loads(self.connection.recv_bytes())
+    def set_attr(self, arguments: tuple[str, list[Any]]) -> Reply:
+        name, values = arguments
         reply = Reply()
         for runner, value in zip(self.runners, values, strict=True):
             try:
@@ -252,7 +273,7 @@ class _Worker:
                 reply.errors.append(capture_error(error, runner.index, f"set_attr({name!r})"))
         return reply
 
-    def close(self) -> Reply:
+    def close(self, arguments: None = None) -> Reply:
         reply = Reply()
         for runner in self.runners:
             try:
@@ -260,6 +281,15 @@ class _Worker:
             except Exception as error:
                 reply.errors.append(capture_error(error, runner.index, "close"))
         return reply
+
+
+def _activity(command: Command, arguments: Any) -> str:
+    """How an error message names what the worker was doing, e.g. ``call('render')``."""
+    if command is Command.CALL:
+        return f"call({arguments[0]!r})"
+    if command is Command.GET_ATTR:
+        return f"get_attr({arguments!r})"
+    return command.name.lower()
 
 
 def _get_attribute(env: Any, name: str) -> Any:
