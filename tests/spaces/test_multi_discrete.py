@@ -42,8 +42,11 @@ PARAMS = [
     ([100, 5], [28, -128], np.int8),
     ([200, 3], [50, 0], np.uint8),
     ([4, 4], [-2, 7], np.int32),
+    # More entries than the Python-loop limit of flatten/unflatten: their numpy path.
+    ([[3] * 6] * 5, (np.arange(30).reshape(5, 6) - 15).tolist(), np.int16),
+    ([7] * 40, [249] * 40, np.uint8),
 ]
-IDS = ["1d", "2d", "start", "int8_101", "int8_edges", "uint8", "int32"]
+IDS = ["1d", "2d", "start", "int8_101", "int8_edges", "uint8", "int32", "many_int16", "many_uint8"]
 
 
 @pytest.fixture(params=PARAMS, ids=IDS)
@@ -584,6 +587,24 @@ def test_flatten_rejects_values_outside_the_space(x: Any) -> None:
     space = MultiDiscrete([3, 2], dtype=np.int8, start=[-1, 0])
     with pytest.raises(InvalidValueError, match="got a value outside the space"):
         flatten(space, x)
+
+
+@pytest.mark.parametrize("count", [3, 40], ids=["python_loop", "numpy"])
+def test_flatten_and_unflatten_paths_check_every_entry(count: int) -> None:
+    space = MultiDiscrete([3] * count, dtype=np.int8, start=[-1] * count)
+    x = np.zeros(count, dtype=np.int8)
+    for position in (0, count - 1):
+        for bad in (-2, 2, -128, 127):
+            x[position] = bad
+            with pytest.raises(InvalidValueError, match="got a value outside the space"):
+                flatten(space, x)
+        x[position] = 0
+    flat = flatten(space, x)
+    flat[-3:] = [1, 1, 0]  # two hits in the last block: the first one wins
+    assert unflatten(space, flat)[-1] == -1
+    flat[-3:] = 0
+    with pytest.raises(InvalidValueError, match=f"block {count - 1}"):
+        unflatten(space, flat)
 
 
 def test_flatten_errors() -> None:

@@ -54,9 +54,9 @@ def _flatten_space_multi_discrete(space: MultiDiscrete) -> Box:
 
 @flatten.register(MultiDiscrete)
 def _flatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]]:
-    if type(x) is not np.ndarray or x.dtype != space.dtype:
-        x = _checked_values(space, x)
-    elif x.shape != space.shape:
+    if type(x) is not np.ndarray or x.dtype is not space.dtype:
+        x = _checked_values(space, x)  # also takes arrays whose dtype equals the space's without being it
+    elif x.shape != space._shape:
         raise InvalidValueError(
             message(
                 f"flatten of {space!r} got a value of the wrong shape",
@@ -64,20 +64,31 @@ def _flatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.inte
                 got=show(x),
             )
         )
+    one_hot = np.zeros(space._flat_size, dtype=space.dtype)
+    entries = space._entries
+    if entries is not None:  # few entries: a Python loop beats numpy's per-call overhead
+        for value, (low, high, shift, _, _) in zip(x.ravel().tolist(), entries, strict=True):
+            if not low <= value <= high:
+                raise _outside_error(space, x)
+            one_hot[value + shift] = 1
+        return one_hot
     # In the space's dtype x - start may wrap around, but read as unsigned it is exactly the distance from
     # start for every value in range, and a huge number for every value out of range.
     distance = (x.reshape(-1) - space._flat_start).view(space._unsigned)
-    if not (distance < space._flat_span).all():
-        raise InvalidValueError(
-            message(
-                f"flatten of {space!r} got a value outside the space",
-                expected=f"values from start={space.start.tolist()} to {space._high.tolist()}",
-                got=show(x),
-            )
-        )
-    one_hot = np.zeros(int(space._offsets[-1]), dtype=space.dtype)
+    if np.count_nonzero(distance < space._flat_span) != distance.size:  # count_nonzero: cheaper than all()
+        raise _outside_error(space, x)
     one_hot[space._block_starts + distance.astype(np.int64)] = 1
     return one_hot
+
+
+def _outside_error(space: MultiDiscrete, x: Any) -> InvalidValueError:
+    return InvalidValueError(
+        message(
+            f"flatten of {space!r} got a value outside the space",
+            expected=f"values from start={space.start.tolist()} to {space._high.tolist()}",
+            got=show(x),
+        )
+    )
 
 
 def _checked_values(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]]:
@@ -119,7 +130,7 @@ def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.in
     if type(x) is not np.ndarray or x.ndim != 1:
         x = as_flat_array(x, repr(space))
     offsets = space._offsets
-    if x.shape[0] != offsets[-1]:
+    if x.shape[0] != space._flat_size:
         raise InvalidValueError(
             message(
                 f"unflatten of {space!r} got a vector of the wrong length",
@@ -128,8 +139,19 @@ def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.in
             )
         )
     hits = x.nonzero()[0]
+    entries = space._entries
     starts = space._block_starts
-    if hits.size == starts.size and ((hits >= starts) & (hits < offsets[1:])).all():
+    if entries is not None:  # few entries: check the common case (one hit per block) in Python
+        if len(hits) == len(entries):
+            found = []
+            for hit, (_, _, shift, begin, end) in zip(hits.tolist(), entries, strict=True):
+                if not begin <= hit < end:
+                    break
+                found.append(hit - shift)
+            else:
+                return np.array(found, dtype=space.dtype).reshape(space._shape)
+        indices = _first_hit_per_block(space, x)
+    elif hits.size == starts.size and np.count_nonzero((hits >= starts) & (hits < offsets[1:])) == hits.size:
         indices = hits - starts  # the common case: exactly one nonzero entry per block
     else:
         indices = _first_hit_per_block(space, x)

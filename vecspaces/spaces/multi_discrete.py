@@ -22,6 +22,9 @@ __all__ = ["MultiDiscrete"]
 # with a bias below 2**-29 per value. Larger entries use rng.integers, which is exact but slower.
 _FLOAT_SAMPLING_LIMIT = 2**24
 
+# Up to this many entries, flatten and unflatten loop over the entries in Python rather than call numpy.
+_PYTHON_LOOP_LIMIT = 24
+
 
 class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
     """Several discrete choices at once, e.g. the keys of a game controller.
@@ -105,6 +108,18 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
         self._unsigned = np.dtype(f"u{self.dtype.itemsize}")
         self._flat_start = self.start.reshape(-1)
         self._flat_span = self.nvec.reshape(-1).astype(self._unsigned)
+        self._flat_size = int(self._offsets[-1])
+        # For small spaces, flatten and unflatten walk the entries in Python, which beats numpy's per-call
+        # overhead: per entry (low, high, shift, block_start, block_end), with flat index = value + shift.
+        self._entries: list[tuple[int, int, int, int, int]] | None = None
+        if self.nvec.size <= _PYTHON_LOOP_LIMIT:
+            lows = self._flat_start.tolist()
+            counts = self.nvec.ravel().tolist()
+            begins = self._block_starts.tolist()
+            self._entries = [
+                (low, low + count - 1, begin - low, begin, begin + count)
+                for low, count, begin in zip(lows, counts, begins, strict=True)
+            ]
         small = self.nvec.size == 0 or int(self.nvec.max()) <= _FLOAT_SAMPLING_LIMIT
         self._float_nvec = self.nvec.astype(np.float64) if small else None
 
