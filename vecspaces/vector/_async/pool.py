@@ -108,7 +108,6 @@ class WorkerPool:
                 completions=self.completions,
                 connection=child_end,
                 spin_seconds=self.spin_seconds,
-                parent_pid=os.getpid(),
             )
             process = self.ctx.Process(
                 target=self.target, args=(config,), name=f"vecspaces-worker-{w}", daemon=self.daemon

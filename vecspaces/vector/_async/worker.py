@@ -8,6 +8,7 @@ exits by itself if the main process disappears.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import pickle
 import signal
@@ -47,7 +48,6 @@ class WorkerConfig:
         completions: released by every worker each time it finishes a command.
         connection: the worker's end of its pipe.
         spin_seconds: the longest the worker polls for the next command before blocking.
-        parent_pid: the main process, to notice if it dies.
     """
 
     worker_index: int
@@ -59,7 +59,6 @@ class WorkerConfig:
     completions: Any
     connection: Any
     spin_seconds: float
-    parent_pid: int
 
 
 def run_worker(config: WorkerConfig) -> None:
@@ -138,11 +137,11 @@ class _Worker:
         return True
 
     def check_parent(self) -> None:
-        # Not os.getppid(): under forkserver a worker's parent is the fork server, not the main process.
-        try:
-            os.kill(self.config.parent_pid, 0)
-        except ProcessLookupError:
-            raise _ParentGone from None
+        # multiprocessing's parent sentinel closes when the main process dies, even while it is an unreaped
+        # zombie; os.getppid() would not do: under forkserver a worker's parent is the fork server.
+        parent = multiprocessing.parent_process()
+        if parent is not None and not parent.is_alive():
+            raise _ParentGone
 
     def finish(self, reply: Reply, activity: str) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
