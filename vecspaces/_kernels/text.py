@@ -47,6 +47,8 @@ from vecspaces.spaces.tuple import Tuple
 
 __all__: list[str] = []
 
+_INT32 = np.dtype(np.int32)
+
 
 @flatdim.register(Text)
 def _flatdim_text(space: Text) -> int:
@@ -87,6 +89,25 @@ def _flatten_text(space: Text, x: str) -> npt.NDArray[np.int32]:
 
 @unflatten.register(Text)
 def _unflatten_text(space: Text, x: npt.NDArray[Any]) -> str:
+    if type(x) is np.ndarray and x.dtype is _INT32 and x.ndim == 1 and len(x) == space.max_length:
+        codes = x.tolist()  # the common case, as made by flatten: nothing to convert
+    else:
+        codes = _checked_codes(space, x)
+    chars = space._char_list
+    padding = len(chars)
+    if codes and min(codes) < 0:
+        raise InvalidValueError(
+            message(
+                "unflatten of a Text got a negative character index",
+                expected=f"indices in [0, {padding}], {padding} meaning padding",
+                got=show(x),
+            )
+        )
+    return "".join([chars[code] for code in codes if code < padding])
+
+
+def _checked_codes(space: Text, x: Any) -> list[int]:
+    """The character indices of a flat Text value that is not an int32 vector, after checking them."""
     x = as_flat_array(x, "a Text")
     if x.shape[0] != space.max_length:
         raise InvalidValueError(
@@ -115,18 +136,8 @@ def _unflatten_text(space: Text, x: npt.NDArray[Any]) -> str:
                 )
             )
         x = x.astype(np.int64)
-    chars = space.character_list
-    padding = len(chars)
-    codes = x.tolist()
-    if codes and min(codes) < 0:
-        raise InvalidValueError(
-            message(
-                "unflatten of a Text got a negative character index",
-                expected=f"indices in [0, {padding}], {padding} meaning padding",
-                got=show(x),
-            )
-        )
-    return "".join([chars[code] for code in codes if code < padding])
+    codes: list[int] = x.tolist()
+    return codes
 
 
 @is_space_dtype_shape_equiv.register(Text)
