@@ -26,6 +26,7 @@ from vecspaces._ops.batch import (
     check_batch_size,
     concatenate,
     create_empty_array,
+    fill_rows,
     iterate,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
@@ -134,6 +135,8 @@ def _batch_differing_spaces_box(spaces: Sequence[Box]) -> Box:  # type: ignore[m
 def _concatenate_box(space: Box, items: Iterable[Any], out: NDArray[Any]) -> NDArray[Any]:
     if not isinstance(items, (list, tuple)):
         items = list(items)
+    if fill_rows(items, out, space._shape):
+        return out
     try:
         return np.stack(items, axis=0, out=out)
     except (ValueError, TypeError) as error:

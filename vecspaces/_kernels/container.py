@@ -325,10 +325,12 @@ def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:
 def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any) -> Any:
     if not isinstance(items, (list, tuple)):
         items = list(items)
-    rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
-    outs = space._unpack(out, "out")
     children = space._children()
-    columns: Iterable[Any] = zip(*rows, strict=True) if rows else [() for _ in children]
+    columns = _columns(space, items)
+    if columns is None:  # the checked path, which says which item is wrong and how
+        rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in children]
+    outs = space._unpack(out, "out")
     batched: list[Any] = []
     try:
         for child, column, child_out in zip(children, columns, outs, strict=True):
@@ -336,6 +338,27 @@ def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any
     except Error as error:
         raise relocate(error, space._segment(len(batched)), "space") from None
     return space._pack(batched)
+
+
+def _columns(space: Container[Any], items: Sequence[Any]) -> list[Any] | None:
+    """Each child's values in ``items``, if every item is a plain dict (or tuple) of the space's keys, else None.
+
+    The fast path of concatenate: it skips building and checking one row per item.
+    """
+    children = space.spaces
+    count = len(children)
+    if isinstance(space, Dict):
+        for item in items:
+            if type(item) is not dict or len(item) != count:
+                return None
+        try:
+            return [[item[key] for item in items] for key in children]
+        except KeyError:
+            return None
+    for item in items:
+        if type(item) is not tuple or len(item) != count:
+            return None
+    return list(zip(*items)) if items else [() for _ in range(count)]
 
 
 @create_empty_array.register(Dict)

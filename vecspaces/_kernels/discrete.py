@@ -23,6 +23,7 @@ from vecspaces._ops.batch import (
     check_batch_size,
     concatenate,
     create_empty_array,
+    fill_rows,
     iterate,
 )
 from vecspaces._ops.flatten import (
@@ -178,6 +179,8 @@ def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -
         )
     if not isinstance(items, (list, tuple)):
         items = list(items)
+    if fill_rows(items, out, space._shape):
+        return out
     if out.ndim == 0 or len(items) != out.shape[0]:
         raise InvalidValueError(
             message(

@@ -451,19 +451,20 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         by_worker: dict[int, list[int]] = {}
         for i in ids:
             by_worker.setdefault(int(self._worker_of[i]), []).append(i)
+        blocked = [w for w in by_worker if w in self._pool.busy and w in messages]
+        if blocked:
+            raise InvalidValueError(
+                message(
+                    "send cannot queue actions with variable-size leaves",
+                    expected="envs whose worker is idle",
+                    got=f"envs {by_worker[blocked[0]]} of busy worker {blocked[0]}",
+                    fix="recv() until that worker's envs are back",
+                )
+            )
         self._in_flight.update(ids)
         for w, envs in by_worker.items():
             if w in self._pool.busy:
                 self._queued.setdefault(w, []).extend(envs)
-                if w in messages:
-                    raise InvalidValueError(
-                        message(
-                            "send cannot queue actions with variable-size leaves",
-                            expected="envs whose worker is idle",
-                            got=f"envs {envs} of busy worker {w}",
-                            fix="recv() until that worker's envs are back",
-                        )
-                    )
             else:
                 self._dispatch_step(w, envs, messages.get(w))
 
