@@ -248,10 +248,9 @@ def test_interpreter_exit_without_close_leaves_no_worker(context: str) -> None:
     assert_gone(pids)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(300)
 def test_repeated_create_step_close_does_not_leak(context: str) -> None:
-    # A worker costs ~5 ms to start under fork, ~0.15 s under forkserver and ~0.5 s under spawn.
-    cycles = {"fork": 200, "forkserver": 40, "spawn": 20}[context]
+    cycles = 200
     me = psutil.Process()
 
     def cycle() -> None:
