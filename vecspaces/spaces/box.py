@@ -9,6 +9,7 @@ to ``uint64``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -80,6 +81,7 @@ class Box(Space[NDArray[Any]]):
         self._bounded_below = low_bounded
         self._bounded_above = high_bounded
         self._plan: _SamplePlan | None = None
+        self._cache_sizes()
 
     @classmethod
     def _from_checked(
@@ -102,7 +104,14 @@ class Box(Space[NDArray[Any]]):
         box._bounded_below = bounded_below
         box._bounded_above = bounded_above
         box._plan = None
+        box._cache_sizes()
         return box
+
+    def _cache_sizes(self) -> None:
+        # For the flatten and unflatten kernels' fast paths: the number of entries, and the same number for
+        # a 1-D box (whose flat form is its value) or -1 for any other shape.
+        self._size = math.prod(self._shape)  # type: ignore[arg-type]
+        self._vector_size = self._size if len(self._shape) == 1 else -1  # type: ignore[arg-type]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -342,6 +351,9 @@ class Box(Space[NDArray[Any]]):
         state.pop("high_repr", None)
         state["_plan"] = None
         super().__setstate__(state)
+        # An unpickled dtype is a copy; the canonical instance lets the kernels compare dtypes with ``is``.
+        self.dtype = np.dtype(self.dtype.str)
+        self._cache_sizes()
 
 
 # --- construction -------------------------------------------------------------------------------------
