@@ -321,6 +321,8 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
             shape = state.get("_shape", state.get("shape", np.shape(state["nvec"])))
             state["start"] = np.zeros(shape, dtype=state.get("dtype", np.int64))
         super().__setstate__(state)
+        # An unpickled dtype is a copy; the canonical instance lets flatten compare dtypes with ``is``.
+        self.dtype = np.dtype(self.dtype.str)
         self._cache_layout()
 
     def to_jsonable(self, sample_n: Sequence[npt.NDArray[np.integer[Any]]]) -> list[Any]:
