@@ -55,7 +55,9 @@ def _flatten_space_multi_binary(space: MultiBinary) -> Box:
 def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
     try:  # the common case first, as cheaply as possible: an int8 array of the right shape
         if x.shape == space._shape and x.dtype is _INT8:
-            return x.flatten()  # a copy, as Gymnasium's: the flat value never aliases the caller's array
+            # A copy, as Gymnasium's: the flat value never aliases the caller's array. For several axes,
+            # copying the raveled view is twice as fast as ndarray.flatten.
+            return x.flatten() if space._vector_size >= 0 else x.ravel().copy()
     except AttributeError:
         pass
     x = as_array(space, x)
@@ -72,6 +74,8 @@ def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
 
 @unflatten.register(MultiBinary)
 def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
+    if x.__class__ is np.ndarray and x.dtype is _INT8 and x.ndim == 1 and len(x) == space._vector_size:
+        return x.view()  # a 1-D space, given what flatten makes: the same as reshape, for less
     if type(x) is not np.ndarray or x.ndim != 1:
         x = as_flat_array(x, repr(space))
     if x.dtype is not _INT8:

@@ -73,6 +73,9 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
     def _cache_sizes(self) -> None:
         self._size = int(np.prod(self.shape))
         self._words = -(-self._size // 64)  # 64-bit draws per uniform sample
+        # For the flatten and unflatten kernels: the length of a 1-D space (whose flat form has its shape),
+        # -1 for a space of several axes.
+        self._vector_size = self._size if len(self._shape) == 1 else -1  # type: ignore[arg-type]
 
     @property
     def shape(self) -> tuple[int, ...]:
