@@ -74,12 +74,14 @@ def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
 
 @unflatten.register(MultiBinary)
 def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
-    if x.__class__ is np.ndarray and x.dtype is _INT8 and x.ndim == 1 and len(x) == space._vector_size:
-        return x.view()  # a 1-D space, given what flatten makes: the same as reshape, for less
-    if type(x) is not np.ndarray or x.ndim != 1:
-        x = as_flat_array(x, repr(space))
-    if x.dtype is not _INT8:
-        x = x.astype(np.int8)
+    if x.__class__ is np.ndarray and x.dtype is _INT8 and x.ndim == 1:  # the common case: what flatten makes
+        if len(x) == space._vector_size:
+            return x.view()  # a 1-D space: the same as reshape, for less
+    else:
+        if type(x) is not np.ndarray or x.ndim != 1:
+            x = as_flat_array(x, repr(space))
+        if x.dtype is not _INT8:
+            x = x.astype(np.int8)
     try:
         return x.reshape(space._shape)
     except ValueError:  # reshape checks the length for us; this is the rare path
