@@ -455,6 +455,20 @@ def test_unflatten_inverts_flatten(space: Discrete) -> None:
         assert_same_value(unflatten(space, flatten(space, x)), x)
 
 
+@pytest.mark.parametrize("n", [3, 100, 2000], ids=["cached", "values_cached", "large"])
+def test_flatten_and_unflatten_with_and_without_ready_values(n: int) -> None:
+    space = Discrete(n, start=-1)
+    for value in (-1, n // 2, n - 2):
+        flat = flatten(space, value)
+        assert np.flatnonzero(flat).tolist() == [value + 1]
+        flat[:] = 7  # the result is the caller's own array: the next one is unaffected
+        assert flatten(space, value).sum() == 1
+        assert_same_value(unflatten(space, flatten(space, value)), np.int64(value))
+    restored = pickle.loads(pickle.dumps(space))
+    assert "_one_hot_rows" not in pickle.dumps(space).decode("latin-1")
+    assert_same_value(unflatten(restored, flatten(restored, 0)), np.int64(0))
+
+
 def test_unflatten_accepts_float_one_hot_and_takes_the_first_hit() -> None:
     space = Discrete(4, start=1)
     assert_same_value(unflatten(space, np.array([0.0, 0.0, 1.0, 0.0])), np.int64(3))

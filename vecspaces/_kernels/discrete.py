@@ -42,6 +42,13 @@ from vecspaces.spaces.discrete import Discrete
 from vecspaces.spaces.multi_discrete import MultiDiscrete
 from vecspaces.spaces.space import Space
 
+# Small spaces keep each value's one-hot vector (when all of them take up to this many bytes) and each value
+# as a numpy scalar (up to this many values) ready for flatten and unflatten.
+_ONE_HOT_BYTES = 65536
+_VALUES_LIMIT = 1024
+
+_as_index = operator.index
+
 
 @flatdim.register(Discrete)
 def _flatdim_discrete(space: Discrete) -> int:
@@ -56,7 +63,7 @@ def _flatten_space_discrete(space: Discrete) -> Box:
 @flatten.register(Discrete)
 def _flatten_discrete(space: Discrete, x: Any) -> npt.NDArray[np.integer[Any]]:
     try:
-        index = operator.index(x) - space._low
+        index = _as_index(x) - space._low
     except TypeError:
         raise InvalidTypeError(
             message(f"flatten of {space!r} needs an integer", expected="an int in the space", got=show(x))
@@ -69,16 +76,21 @@ def _flatten_discrete(space: Discrete, x: Any) -> npt.NDArray[np.integer[Any]]:
                 got=show(x),
             )
         )
-    one_hot = np.zeros(space._count, dtype=space.dtype)
-    one_hot[index] = 1
-    return one_hot
+    rows = space._one_hot_rows
+    if rows is None:
+        if space._count * space._count * space.dtype.itemsize > _ONE_HOT_BYTES:
+            one_hot = np.zeros(space._count, dtype=space.dtype)
+            one_hot[index] = 1
+            return one_hot
+        rows = space._one_hot_rows = [row.copy() for row in np.eye(space._count, dtype=space.dtype)]
+    return rows[index].copy()  # copying a ready one-hot vector beats filling a new one
 
 
 @unflatten.register(Discrete)
 def _unflatten_discrete(space: Discrete, x: Any) -> np.integer[Any]:
     if type(x) is not np.ndarray or x.ndim != 1:
         x = as_flat_array(x, repr(space))
-    if x.shape[0] != space._count:
+    if len(x) != space._count:
         raise InvalidValueError(
             message(
                 f"unflatten of {space!r} got a vector of the wrong length",
@@ -97,7 +109,14 @@ def _unflatten_discrete(space: Discrete, x: Any) -> np.integer[Any]:
             )
         )
     # Like Gymnasium, a multi-hot vector gives its first nonzero entry.
-    return space._scalar_type(space._low + int(hits[0]))
+    index: int = hits.item(0)
+    values = space._values
+    if values is None:
+        if space._count > _VALUES_LIMIT:
+            return space._scalar_type(space._low + index)
+        # numpy scalars are immutable, so one instance per value can be handed out every time.
+        values = space._values = [space._scalar_type(space._low + i) for i in range(space._count)]
+    return values[index]
 
 
 @is_space_dtype_shape_equiv.register(Discrete)
