@@ -457,6 +457,18 @@ def test_pickle_and_deepcopy_keep_the_stream(stack: bool, clone: Any) -> None:
     assert_same_value(flatten(copied, x), flatten(space, x))
 
 
+class _LambdaFlattened(Discrete):
+    """A custom space whose flatten kernel is a lambda, which pickle cannot store."""
+
+
+def test_pickle_after_flatten_leaves_the_cached_item_kernels_out() -> None:
+    flatten.register(_LambdaFlattened, lambda space, x: np.array([x]))
+    space = Sequence(_LambdaFlattened(3), seed=0)
+    assert_same_value(flatten(space, (np.int64(2),)), (np.array([2]),))
+    copied = pickle.loads(pickle.dumps(space))
+    assert copied == space and "_item_kernels" not in copied.__dict__
+
+
 def test_unpickle_state_without_stack() -> None:
     space = Sequence.__new__(Sequence)
     state = Sequence(Discrete(2)).__dict__.copy()

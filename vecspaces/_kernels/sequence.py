@@ -83,12 +83,22 @@ def _flatten_space_sequence(space: Sequence) -> Sequence:
     return Sequence(flatten_space(space.feature_space), stack=space.stack)
 
 
+def _item_kernels(space: Sequence) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
+    """``(feature space, its flatten kernel, its unflatten kernel)``, looked up once per feature space."""
+    feature = space.feature_space
+    kernels: tuple[Any, Callable[..., Any], Callable[..., Any]] | None = space.__dict__.get("_item_kernels")
+    if kernels is None or kernels[0] is not feature:
+        kernels = (feature, flatten.dispatch(type(feature)), unflatten.dispatch(type(feature)))
+        space.__dict__["_item_kernels"] = kernels
+    return kernels
+
+
 @flatten.register(Sequence)
 def _flatten_sequence(space: Sequence, x: Any) -> Any:
-    feature = space.feature_space
-    flatten_item = flatten.dispatch(type(feature))
+    feature, flatten_item, _ = _item_kernels(space)
     if not space.stack:
-        _check_tuple("flatten", space, x)
+        if type(x) is not tuple:
+            _check_tuple("flatten", space, x)
         return tuple([flatten_item(feature, item) for item in x])
     flat_items = [flatten_item(feature, item) for item in space._unstack(x)]
     parts = _flat_parts(space)
@@ -97,10 +107,10 @@ def _flatten_sequence(space: Sequence, x: Any) -> Any:
 
 @unflatten.register(Sequence)
 def _unflatten_sequence(space: Sequence, x: Any) -> Any:
-    feature = space.feature_space
-    unflatten_item = unflatten.dispatch(type(feature))
+    feature, _, unflatten_item = _item_kernels(space)
     if not space.stack:
-        _check_tuple("unflatten", space, x)
+        if type(x) is not tuple:
+            _check_tuple("unflatten", space, x)
         return tuple([unflatten_item(feature, item) for item in x])
     parts = _flat_parts(space)
     rows = unstack(parts.flat_space, parts.batch_flat_space, x)

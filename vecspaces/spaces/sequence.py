@@ -297,6 +297,14 @@ class Sequence(Space[Any]):
     def __repr__(self) -> str:
         return f"Sequence({self.feature_space!r}, stack={self.stack})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        # What the flatten kernels cache (vecspaces._kernels.sequence): derived, and it may hold a kernel
+        # that cannot be pickled.
+        state.pop("_flat_parts", None)
+        state.pop("_item_kernels", None)
+        return state
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
         if "stack" not in self.__dict__:  # pickled before stacking existed
