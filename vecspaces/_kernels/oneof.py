@@ -75,6 +75,9 @@ class _FlatLayout:
     dtype: np.dtype[Any]  # the one dtype of every flat value
     branch_sizes: tuple[int, ...]
     branch_dtypes: tuple[np.dtype[Any], ...]  # each branch's own flat dtype, restored before unflattening it
+    # Each branch's flatten and unflatten kernels, looked up once so that calls skip the dispatch.
+    flatteners: tuple[Callable[..., Any], ...]
+    unflatteners: tuple[Callable[..., Any], ...]
 
 
 def _index_fits(dtype: np.dtype[Any], index: int) -> bool:
@@ -116,7 +119,9 @@ def _compute_layout(space: OneOf[Any]) -> _FlatLayout | str:
     largest_index = len(space.spaces) - 1
     if not _index_fits(dtype, largest_index):
         dtype = np.result_type(dtype, np.min_scalar_type(largest_index))
-    return _FlatLayout(1 + max(branch_sizes), dtype, branch_sizes, branch_dtypes)
+    flatteners = tuple(flatten.dispatch(type(branch)) for branch in space.spaces)
+    unflatteners = tuple(unflatten.dispatch(type(branch)) for branch in space.spaces)
+    return _FlatLayout(1 + max(branch_sizes), dtype, branch_sizes, branch_dtypes, flatteners, unflatteners)
 
 
 @flatdim.register(OneOf)
@@ -175,9 +180,9 @@ def _split(space: OneOf[Any], x: Any, operation: str) -> tuple[int, Any]:
 def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> Any:
     index, value = _split(space, x, "flatten")
     layout = _layout(space)
-    flat_value = flatten(space.spaces[index], value)
     if layout is None:
-        return _as_index(index), flat_value
+        return _as_index(index), flatten(space.spaces[index], value)
+    flat_value = layout.flatteners[index](space.spaces[index], value)
     out = np.zeros(layout.size, dtype=layout.dtype)
     out[0] = index
     out[1 : 1 + layout.branch_sizes[index]] = flat_value
@@ -190,8 +195,9 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
     if layout is None:
         index, flat_value = _split(space, x, "unflatten")
         return _as_index(index), unflatten(space.spaces[index], flat_value)
-    x = as_flat_array(x, "a OneOf")
-    if x.shape[0] != layout.size:
+    if type(x) is not np.ndarray or x.ndim != 1:
+        x = as_flat_array(x, "a OneOf")
+    if len(x) != layout.size:
         raise InvalidValueError(
             message(
                 "unflatten of a OneOf got a vector of the wrong length",
@@ -215,7 +221,7 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
     flat_value = x[1 : 1 + layout.branch_sizes[index]]
     if flat_value.dtype != layout.branch_dtypes[index]:
         flat_value = flat_value.astype(layout.branch_dtypes[index])
-    return _as_index(index), unflatten(space.spaces[index], flat_value)
+    return _as_index(index), layout.unflatteners[index](space.spaces[index], flat_value)
 
 
 @is_space_dtype_shape_equiv.register(OneOf)
