@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
+from abc import ABC
 from typing import Any
 
 import numpy as np
 import pytest
 
 from tests.catalog import IDS, make
-from vecspaces.error import InvalidValueError
+from vecspaces.error import CustomSpaceError, InvalidValueError
 from vecspaces.spaces import Box, Dict, MultiDiscrete, Space, Tuple
-from vecspaces.vector.utils import batch_space, create_empty_array
+from vecspaces.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
 
 def _leaves(space: Space[Any], value: Any) -> list[Any]:
@@ -70,3 +71,49 @@ def test_create_empty_array_rejects_batch_sizes_that_are_not_ints_above_zero(spa
 def test_batch_space_still_rejects_an_empty_batch(space_id: str) -> None:
     with pytest.raises(InvalidValueError, match=re.escape("expected an int >= 1")):
         batch_space(make(space_id), 0)
+
+
+# --- the dispatcher of the batching family ------------------------------------------------------------------
+
+
+def test_a_kernel_registered_after_a_call_is_used_by_the_next_call() -> None:
+    class Late(Space[Any]):
+        pass
+
+    space = Late()
+    assert concatenate(space, [1, 2], None) == (1, 2)  # the custom-space rule, now cached for Late
+    concatenate.register(Late)(lambda space, items, out: "late kernel")
+    assert concatenate(space, [1, 2], None) == "late kernel"
+
+    @concatenate.register
+    def _(space: LateChild, items: Any, out: Any) -> str:
+        return "annotated kernel"
+
+    assert concatenate(LateChild(), [], None) == "annotated kernel"
+    assert concatenate.dispatch(LateChild) is _
+
+
+class LateChild(Space[Any]):
+    pass
+
+
+def test_abc_registration_after_a_call_changes_the_dispatch() -> None:
+    class Marker(ABC):  # noqa: B024 (a marker ABC with no abstract method)
+        pass
+
+    class Plain(Space[Any]):
+        pass
+
+    iterate.register(Marker)(lambda space, items: iter(["marker kernel"]))  # type: ignore[misc]
+    with pytest.raises(CustomSpaceError):
+        iterate(Plain(), ())
+    Marker.register(Plain)
+    assert list(iterate(Plain(), ())) == ["marker kernel"]
+
+
+def test_the_dispatcher_keeps_the_functools_api() -> None:
+    assert concatenate.registry[Box] is concatenate.dispatch(Box)
+    assert concatenate.dispatch(Box).__name__ == "_concatenate_box"
+    assert concatenate.__doc__ and getattr(concatenate, "__name__", "") == "concatenate"
+    with pytest.raises(TypeError, match="at least 1 positional argument"):
+        concatenate()  # type: ignore[call-arg]

@@ -216,6 +216,8 @@ def _batched_shape(shape: tuple[int, ...]) -> str:
 
 @iterate.register(Box)
 def _iterate_box(space: Box, items: Any) -> Iterator[Any]:
+    if type(items) is _ndarray and items.ndim > 1 and space._shape:
+        return iter(items)  # the common case: rows are views of the batch
     if space.shape == ():
         raise InvalidTypeError(
             message(

@@ -6,8 +6,8 @@ The family is ``batch_space``, ``batch_differing_spaces``, ``concatenate``, ``it
 They live outside ``vecspaces.vector`` because Sequence and Graph need them to sample and check their values,
 and ``vecspaces.spaces`` must not import ``vecspaces.vector``. ``vecspaces.vector.utils`` re-exports them.
 
-Each is a ``functools.singledispatch`` function on the type of its first argument; implementations live in
-``vecspaces._kernels.<space>``.
+Each is a ``functools.singledispatch`` function on the type of its first argument (wrapped for a faster call,
+see ``vecspaces._ops.dispatch``); implementations live in ``vecspaces._kernels.<space>``.
 
 Custom spaces (a space type with no registered implementation) follow the project's one rule, stated in
 ``vecspaces._ops.support`` with the table of what each space kind supports: their values are opaque Python
@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
-from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:  # the same API: type checkers check registrations as for functools
+    from functools import singledispatch
+else:
+    from vecspaces._ops.dispatch import singledispatch
 from vecspaces._ops.flatten import no_kernel
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
@@ -182,7 +185,7 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
     return (None,) * check_batch_size("create_empty_array", n, minimum=0)
 
 
-def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...]) -> bool:
+def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
     """Copy ``items`` into the rows of ``out`` if they need no conversion or check; return whether it did.
 
     The fast path of ``concatenate`` for array spaces. It applies when ``out`` is an array of shape
@@ -197,7 +200,7 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...]) -> bool:
         >>> fill_rows([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]], out, (3,))  # lists: the checked path converts them
         False
     """
-    if type(out) is not np.ndarray or out.shape != (len(items), *shape):
+    if type(out) is not np.ndarray or shape is None or out.shape != (len(items), *shape):
         return False
     if not items:
         return True
