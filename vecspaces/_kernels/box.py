@@ -148,14 +148,24 @@ def _concatenate_box(space: Box, items: Iterable[Any], out: NDArray[Any]) -> NDA
         items = list(items)
     if fill_rows(items, out, space._shape):
         return out
+    # The checked path: every item is checked before anything is written.
+    problem = _concatenate_problem(space, items, out)
+    if problem is not None:
+        raise problem
     try:
         return np.stack(items, axis=0, out=out)
     except (ValueError, TypeError) as error:
-        raise _concatenate_error(space, items, out) from error
+        raise InvalidValueError(
+            message(
+                f"concatenate of {space!r} cannot stack the items",
+                expected="arrays of the space",
+                got=show(items),
+            )
+        ) from error
 
 
-def _concatenate_error(space: Box, items: Sequence[Any], out: Any) -> Exception:
-    """Explain why ``items`` could not be stacked into ``out``."""
+def _concatenate_problem(space: Box, items: Sequence[Any], out: Any) -> Exception | None:
+    """The error for the first of ``items`` (or ``out``) that does not fit, or None when they all do."""
     if out is not None and not isinstance(out, np.ndarray):
         return InvalidTypeError(
             message(
@@ -181,13 +191,16 @@ def _concatenate_error(space: Box, items: Sequence[Any], out: Any) -> Exception:
             )
         )
     for index, item in enumerate(items):
-        item_shape = np.shape(item)
+        try:
+            item_shape = np.shape(item)
+        except ValueError:  # a ragged list
+            item_shape = None
         if item_shape != space.shape:
             return InvalidValueError(
                 message(
                     f"concatenate of {space!r} got an item of the wrong shape",
                     expected=f"shape {space.shape}",
-                    got=f"shape {item_shape}",
+                    got=f"shape {item_shape}" if item_shape is not None else show(item),
                     at=f"items[{index}]",
                 )
             )
@@ -201,13 +214,7 @@ def _concatenate_error(space: Box, items: Sequence[Any], out: Any) -> Exception:
                     at=f"items[{index}]",
                 )
             )
-    return InvalidValueError(
-        message(
-            f"concatenate of {space!r} cannot stack the items",
-            expected="arrays of the space",
-            got=show(items),
-        )
-    )
+    return None
 
 
 def _batched_shape(shape: tuple[int, ...]) -> str:

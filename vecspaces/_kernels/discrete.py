@@ -208,33 +208,42 @@ def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -
                 got=f"{len(items)} items",
             )
         )
-    try:
-        values = np.asarray(items)
-    except (ValueError, TypeError, OverflowError) as error:  # ragged items, or objects numpy cannot hold
-        raise InvalidValueError(
-            message(
-                f"concatenate for {space!r} got items of different shapes or kinds",
-                expected=f"values of shape {space.shape}",
-                got=show(items),
+    # Every item is checked before anything is written, and an error names the first item that does not fit.
+    row_shape = out.shape[1:]
+    values = []
+    for index, item in enumerate(items):
+        try:
+            value = np.asarray(item)
+        except (ValueError, TypeError, OverflowError) as error:  # a ragged list, or an object numpy cannot hold
+            raise InvalidValueError(
+                message(
+                    f"concatenate for {space!r} got an item that is not an array",
+                    expected=f"a value of shape {row_shape}",
+                    got=show(item),
+                    at=f"items[{index}]",
+                )
+            ) from error
+        if value.shape != row_shape:
+            raise InvalidValueError(
+                message(
+                    f"concatenate for {space!r} got an item of the wrong shape",
+                    expected=f"shape {row_shape}",
+                    got=f"shape {value.shape}",
+                    at=f"items[{index}]",
+                )
             )
-        ) from error
-    if values.shape != out.shape:
-        raise InvalidValueError(
-            message(
-                f"concatenate for {space!r} got items of the wrong shape",
-                expected=f"values of shape {out.shape[1:]}",
-                got=f"items stacking to shape {values.shape}",
+        if not np.can_cast(value.dtype, out.dtype, casting="same_kind") and not _integers_fit(value, out.dtype):
+            raise InvalidTypeError(
+                message(
+                    f"concatenate for {space!r} got an item of a dtype that does not cast to {out.dtype}",
+                    expected=f"a value castable to {out.dtype} (same kind)",
+                    got=f"dtype {value.dtype}",
+                    at=f"items[{index}]",
+                )
             )
-        )
-    if not np.can_cast(values.dtype, out.dtype, casting="same_kind") and not _integers_fit(values, out.dtype):
-        raise InvalidTypeError(
-            message(
-                f"concatenate for {space!r} got items of a dtype that does not cast to {out.dtype}",
-                expected=f"values castable to {out.dtype} (same kind)",
-                got=f"items of dtype {values.dtype}",
-            )
-        )
-    np.copyto(out, values, casting="unsafe")  # checked above: same kind, or integers that fit
+        values.append(value)
+    for index, value in enumerate(values):
+        out[index] = value  # checked above: same kind, or integers that fit
     return out
 
 
