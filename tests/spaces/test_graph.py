@@ -29,6 +29,7 @@ from vecspaces.spaces import (
     flatten_space,
     unflatten,
 )
+from vecspaces.spaces import graph as graph_module
 from vecspaces.spaces.utils import is_space_dtype_shape_equiv
 from vecspaces.vector.utils import (
     batch_differing_spaces,
@@ -261,12 +262,15 @@ def test_consecutive_graphs_draw_fresh_features() -> None:
     assert not np.isin(second.edges, first.edges).any()
 
 
-def test_samples_do_not_depend_on_the_cache() -> None:
+@pytest.mark.parametrize("budget", [0, 20_000, 1 << 20], ids=["no_cache", "evicting", "default"])
+def test_samples_do_not_depend_on_the_cache(budget: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(graph_module, "_BATCHED_CACHE_BYTES", budget)
     cached, fresh = make("box_discrete", 4), make("box_discrete", 4)
     for num_nodes in [3, 5, 3, 4, 5, 6, 7, 8, 9, 10, 3, 11]:
         fresh._batched.clear()
+        fresh._batched_bytes = 0
         assert_same_value(cached.sample(num_nodes=num_nodes), fresh.sample(num_nodes=num_nodes))
-    assert len(cached._batched) <= 8
+        assert cached._batched_bytes == sum(size for _, size in cached._batched.values()) <= budget
 
 
 def test_node_mask_in_batched_form() -> None:

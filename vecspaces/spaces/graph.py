@@ -18,8 +18,11 @@ from vecspaces.spaces.space import Space, derive_seeds
 
 __all__ = ["Graph", "GraphInstance"]
 
-# Batched spaces kept per Graph for each of node and edge; sizes beyond this are rebuilt when needed.
-_BATCHED_CACHE_SIZE = 8
+# Batched node and edge spaces are kept per Graph for reuse (building one costs more than sampling it) while
+# they take up to this many bytes in all, roughly; the least recently used ones make room for new ones.
+_BATCHED_CACHE_BYTES = 1 << 20
+# What a space object takes besides its arrays, roughly, for that count.
+_SPACE_OVERHEAD_BYTES = 1000
 
 
 class GraphInstance(NamedTuple):
@@ -93,7 +96,8 @@ class Graph(Space[GraphInstance]):
         # The batched form of one node / edge; its kernels iterate a batch of any size.
         self.batch_node_space = batch_space(node_space, 1)
         self.batch_edge_space = None if edge_space is None else batch_space(edge_space, 1)
-        self._batched: dict[tuple[bool, int], Space[Any]] = {}
+        self._batched: dict[tuple[bool, int], tuple[Space[Any], int]] = {}  # (space, its size in bytes)
+        self._batched_bytes = 0
         super().__init__(None, None, seed)
 
     @property
@@ -240,12 +244,19 @@ class Graph(Space[GraphInstance]):
         node space, so the next graph draws new features, and it makes a cached batched space as good as a
         fresh one.
         """
-        batched = self._batched.get((edge, n))
-        if batched is None:
+        cache = self._batched
+        entry = cache.pop((edge, n), None)
+        if entry is None:
             batched = batch_space(space, n)
-            if len(self._batched) >= _BATCHED_CACHE_SIZE:
-                del self._batched[next(iter(self._batched))]
-            self._batched[edge, n] = batched
+            entry = (batched, _approximate_bytes(batched))
+            self._batched_bytes += entry[1]
+            while self._batched_bytes > _BATCHED_CACHE_BYTES and cache:
+                self._batched_bytes -= cache.pop(next(iter(cache)))[1]  # the least recently used
+        batched = entry[0]
+        if self._batched_bytes <= _BATCHED_CACHE_BYTES:
+            cache[edge, n] = entry  # (re)inserted last: the most recently used
+        else:  # too large to keep, even alone
+            self._batched_bytes -= entry[1]
         batched.seed(_fresh_seed(space))
         if kind is None or arg is None:
             return batched.sample()
@@ -367,6 +378,7 @@ class Graph(Space[GraphInstance]):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_batched"] = {}  # a cache: rebuilt on demand, not worth pickling
+        state["_batched_bytes"] = 0
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -375,6 +387,22 @@ class Graph(Space[GraphInstance]):
             self.batch_node_space = batch_space(self.node_space, 1)
             self.batch_edge_space = None if self.edge_space is None else batch_space(self.edge_space, 1)
         self._batched = {}
+        self._batched_bytes = 0
+
+
+def _approximate_bytes(space: Space[Any]) -> int:
+    """Roughly the memory ``space`` takes: its arrays (bounds and the like) and those of the spaces it holds."""
+    total = _SPACE_OVERHEAD_BYTES
+    for value in vars(space).values():
+        if isinstance(value, np.ndarray):
+            total += value.nbytes
+        elif isinstance(value, Space):
+            total += _approximate_bytes(value)
+        elif isinstance(value, (tuple, list, dict)):
+            for item in value.values() if isinstance(value, dict) else value:
+                if isinstance(item, Space):
+                    total += _approximate_bytes(item)
+    return total
 
 
 def _check_count(name: str, value: Any, minimum: int) -> int:
