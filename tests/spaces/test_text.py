@@ -365,6 +365,17 @@ def test_flatten_errors() -> None:
         flatten(space, ["a"])
 
 
+@pytest.mark.parametrize("length", [16, 17, 40], ids=["short", "just_long", "long"])
+def test_flatten_short_and_long_strings(length: int) -> None:
+    space = Text(50, charset="ab")
+    x = "ab" * (length // 2) + "a" * (length % 2)
+    flat = flatten(space, x)
+    assert flat.tolist() == [0, 1] * (length // 2) + [0] * (length % 2) + [2] * (50 - length)
+    assert unflatten(space, flat) == x
+    with pytest.raises(InvalidValueError, match="'z'"):
+        flatten(space, x[:-1] + "z")
+
+
 def test_unflatten_skips_padding_anywhere() -> None:
     space = Text(4, charset="ab")
     assert unflatten(space, np.array([0, 2, 1, 2], dtype=np.int32)) == "ab"

@@ -49,6 +49,9 @@ __all__: list[str] = []
 
 _INT32 = np.dtype(np.int32)
 
+# Up to this many characters, flatten writes them one by one: cheaper than numpy converting a list.
+_SHORT = 16
+
 
 @flatdim.register(Text)
 def _flatdim_text(space: Text) -> int:
@@ -75,7 +78,11 @@ def _flatten_text(space: Text, x: str) -> npt.NDArray[np.int32]:
     codes = space._char_codes
     out = space._flat_padding.copy()
     try:
-        out[: len(x)] = [codes[char] for char in x]
+        if len(x) <= _SHORT:
+            for position, char in enumerate(x):
+                out[position] = codes[char]
+        else:
+            out[: len(x)] = [codes[char] for char in x]
     except KeyError as error:
         raise InvalidValueError(
             message(
