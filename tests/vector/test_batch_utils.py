@@ -241,18 +241,16 @@ def test_a_container_notices_a_changed_child_between_calls() -> None:
     assert batch["b"].tolist() == [1, 0]
 
 
-def test_a_container_pickles_and_copies_without_its_batching_plan() -> None:
-    import copy
-    import pickle
+def test_a_container_uses_a_kernel_registered_after_it_was_batched() -> None:
+    class Counter(Space[Any]):
+        pass
 
-    space = Dict(a=Discrete(3), b=Box(0, 1, (2,)))
-    concatenate(space, [space.sample(), space.sample()], create_empty_array(space, 2))
-    assert "_batch_plan" in vars(space)
-    for clone in (pickle.loads(pickle.dumps(space)), copy.deepcopy(space)):
-        assert clone == space
-        assert vars(clone).get("_batch_plan") is None
-        batch = concatenate(clone, [clone.sample(), clone.sample()], create_empty_array(clone, 2))
-        assert batch["b"].shape == (2, 2)
+    space = Tuple((Counter(), Discrete(2)))
+    items = [(object(), np.int64(1)), (object(), np.int64(0))]
+    before = concatenate(space, items, create_empty_array(space, 2))
+    assert before[0] == (items[0][0], items[1][0])  # the custom-space rule: a tuple of the items
+    concatenate.register(Counter)(lambda space, items, out: len(items))
+    assert concatenate(space, items, create_empty_array(space, 2))[0] == 2
 
 
 # --- iterate ------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
-from operator import is_, itemgetter
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from vecspaces._ops.batch import (
     create_empty_array,
     iterate,
 )
+from vecspaces._ops.dispatch import lookup
 from vecspaces._ops.flatten import (
     as_flat_array,
     flat_dtype,
@@ -320,48 +321,9 @@ def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:
     return first._rebuild(children, seed=deepcopy(first.np_random))
 
 
-class _BatchPlan:
-    """Each child's ``concatenate`` and ``iterate`` kernels, looked up once per container space.
-
-    Calling the kernels directly skips one dispatch per child and call. The plan stays valid while the container
-    holds the same child objects under the same keys, which :meth:`fits` checks at every use. As for the flat
-    layout, kernels are looked up when the plan is built: register kernels for custom spaces before batching
-    containers that hold them. A plan is never pickled or copied (it reduces to None): copies build their own.
-    """
-
-    __slots__ = ("children", "concatenators", "count", "iterators", "keys", "source", "values_of")
-
-    def __init__(self, space: Container[Any]) -> None:
-        self.source = space.spaces
-        self.keys = tuple(space._keys())
-        self.children = tuple(space._children())
-        self.count = len(self.children)
-        self.concatenators = tuple(concatenate.dispatch(type(child)) for child in self.children)
-        self.iterators = tuple(iterate.dispatch(type(child)) for child in self.children)
-        # A dict's values in the space's key order, as a tuple; KeyError if a key is missing.
-        self.values_of: Callable[[Any], tuple[Any, ...]] = (
-            itemgetter(*self.keys) if self.count > 1 else lambda value: tuple(value[key] for key in self.keys)
-        )
-
-    def fits(self, space: Container[Any]) -> bool:
-        """Whether this plan still describes ``space``."""
-        source = space.spaces
-        if source is not self.source:
-            return False
-        if type(source) is tuple:  # a Tuple's children cannot change
-            return True
-        return tuple(source) == self.keys and all(map(is_, source.values(), self.children))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(None), ())
-
-
-def _batch_plan(space: Container[Any]) -> _BatchPlan:
-    """The batching plan of ``space``, built on first use and rebuilt when the space's children changed."""
-    plan: _BatchPlan | None = space.__dict__.get("_batch_plan")
-    if plan is None or not plan.fits(space):
-        plan = space.__dict__["_batch_plan"] = _BatchPlan(space)
-    return plan
+# The children's kernels, found through the dispatchers' caches: faster than calling the dispatchers.
+_concatenate_kernel = lookup(concatenate)
+_iterate_kernel = lookup(iterate)
 
 
 @concatenate.register(Dict)
@@ -369,51 +331,54 @@ def _batch_plan(space: Container[Any]) -> _BatchPlan:
 def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any) -> Any:
     if not isinstance(items, (list, tuple)):
         items = list(items)
-    plan = _batch_plan(space)
-    fast = _concatenate_plain(space, plan, items, out)
+    fast = _concatenate_plain(space, items, out)
     if fast is not None:
         return fast
     # The checked path, which says which item (or part of out) is wrong and how.
+    children = space._children()
     rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
-    columns: Iterable[Any] = zip(*rows, strict=True) if rows else [() for _ in plan.children]
+    columns: Iterable[Any] = zip(*rows, strict=True) if rows else [() for _ in children]
     outs = space._unpack(out, "out")
     batched: list[Any] = []
     try:
-        for kernel, child, column, child_out in zip(plan.concatenators, plan.children, columns, outs, strict=True):
-            batched.append(kernel(child, column, child_out))
+        for child, column, child_out in zip(children, columns, outs, strict=True):
+            batched.append(_concatenate_kernel(child.__class__)(child, column, child_out))
     except Error as error:
         raise relocate(error, space._segment(len(batched)), "space") from None
     return space._pack(batched)
 
 
-def _concatenate_plain(space: Container[Any], plan: _BatchPlan, items: Sequence[Any], out: Any) -> Any:
+def _concatenate_plain(space: Container[Any], items: Sequence[Any], out: Any) -> Any:
     """Concatenate when ``out`` and every item are a plain dict (or tuple) of the space's keys, else None.
 
     The fast path: no row is built or checked per item, each child's column goes straight to its kernel.
     """
-    count = plan.count
+    children = space.spaces
+    count = len(children)
     kind = dict if isinstance(space, Dict) else tuple
     if type(out) is not kind or len(out) != count:
         return None
     for item in items:
         if type(item) is not kind or len(item) != count:
             return None
-    rows: Sequence[Any] = items
-    outs: Any = out
     if kind is dict:
+        batch: dict[Any, Any] = {}
         try:
-            rows = list(map(plan.values_of, items))
-            outs = plan.values_of(out)
+            for key, child in children.items():
+                batch[key] = _concatenate_kernel(child.__class__)(child, [item[key] for item in items], out[key])
         except KeyError:  # a dict with other keys: the checked path names them
             return None
-    columns = list(zip(*rows, strict=True)) if rows else [()] * count
+        except Error as error:
+            raise relocate(error, space._segment(len(batch)), "space") from None
+        return batch
+    columns: Iterable[Any] = zip(*items, strict=True) if items else [()] * count
     batched: list[Any] = []
     try:
-        for kernel, child, column, child_out in zip(plan.concatenators, plan.children, columns, outs, strict=True):
-            batched.append(kernel(child, column, child_out))
+        for child, column, child_out in zip(children, columns, out, strict=True):
+            batched.append(_concatenate_kernel(child.__class__)(child, column, child_out))
     except Error as error:
         raise relocate(error, space._segment(len(batched)), "space") from None
-    return dict(zip(plan.keys, batched, strict=True)) if kind is dict else tuple(batched)
+    return tuple(batched)
 
 
 @create_empty_array.register(Dict)
@@ -428,15 +393,14 @@ def _create_empty_array_container(
 
 @iterate.register(Dict)
 def _iterate_dict(space: Dict, items: Any) -> Iterator[dict[str, Any]]:
-    plan = _batch_plan(space)
     parts = space._unpack(items, "items")
     iterators = []
     try:
-        for kernel, child, part in zip(plan.iterators, plan.children, parts, strict=True):
-            iterators.append(kernel(child, part))
+        for child, part in zip(space.spaces.values(), parts, strict=True):
+            iterators.append(_iterate_kernel(child.__class__)(child, part))
     except Error as error:
         raise relocate(error, space._segment(len(iterators)), "space") from None
-    return _rows(space, plan, iterators)
+    return _rows(space, iterators)
 
 
 @iterate.register(Tuple)
@@ -450,11 +414,11 @@ def _iterate_tuple(space: Tuple, items: Any) -> Iterator[Any]:
     is one, the items are iterated as they are, as Gymnasium does. Unlike Gymnasium the test is what the
     child supports, not its exact type, so subclasses of Box or Dict inside a Tuple are iterated child-wise.
     """
-    plan = _batch_plan(space)
     parts = space._unpack(items, "items")
     iterators = []
     try:
-        for kernel, child, part in zip(plan.iterators, plan.children, parts, strict=True):
+        for child, part in zip(space.spaces, parts, strict=True):
+            kernel = _iterate_kernel(child.__class__)
             if isinstance(child, Container):
                 iterators.append(kernel(child, part))
                 continue
@@ -464,10 +428,10 @@ def _iterate_tuple(space: Tuple, items: Any) -> Iterator[Any]:
                 return iter(items)
     except Error as error:
         raise relocate(error, space._segment(len(iterators)), "space") from None
-    return _rows(space, plan, iterators)
+    return _rows(space, iterators)
 
 
-def _rows(space: Container[Any], plan: _BatchPlan, iterators: list[Iterator[Any]]) -> Iterator[Any]:
+def _rows(space: Container[Any], iterators: list[Iterator[Any]]) -> Iterator[Any]:
     """The containers of the children's ``i``-th values, for every ``i``; all must have the same count.
 
     Built at once rather than yielded one by one: that is faster for the few envs of a batch, and a batch
@@ -486,7 +450,7 @@ def _rows(space: Container[Any], plan: _BatchPlan, iterators: list[Iterator[Any]
             )
         ) from None
     if isinstance(space, Dict):
-        keys = plan.keys
+        keys = tuple(space.spaces)
         return iter([dict(zip(keys, values, strict=True)) for values in columns])
     return iter(columns)
 

@@ -6,6 +6,7 @@ batch, ``concatenate`` on every observation batch), so its declarations use this
 the ``functools`` function underneath (``register``, ``dispatch``, ``registry`` behave exactly as
 Gymnasium users expect) and caches the implementation per class in a plain dict, cleared on every
 ``register``, and, as ``functools`` does, whenever the ABC registry changes once an ABC has been registered.
+:func:`lookup` gives composite kernels the same cached lookup for their children.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from types import UnionType
 from typing import Any, TypeVar
 
-__all__ = ["singledispatch"]
+__all__ = ["lookup", "singledispatch"]
 
 R = TypeVar("R")
 
@@ -51,6 +52,15 @@ def singledispatch(function: Callable[..., R]) -> functools._SingleDispatchCalla
             implementation = cache[cls] = dispatch(cls)
         return implementation(*args, **kwargs)
 
+    def lookup(cls: type) -> Callable[..., R]:
+        if cache_token is not None and get_cache_token() != cache_token:
+            _clear_cache()
+        try:
+            return cache[cls]
+        except KeyError:
+            implementation = cache[cls] = dispatch(cls)
+            return implementation
+
     def register(cls: Any, func: Callable[..., Any] | None = None) -> Any:
         nonlocal cache_token
         if func is None and isinstance(cls, (type, UnionType)):
@@ -71,4 +81,21 @@ def singledispatch(function: Callable[..., R]) -> functools._SingleDispatchCalla
     functools.update_wrapper(call, generic)  # copies the docstring and the dispatch, registry... attributes
     call.register = register  # type: ignore[attr-defined]
     call._clear_cache = _clear_cache  # type: ignore[attr-defined]
+    call.lookup = lookup  # type: ignore[attr-defined]
     return call  # type: ignore[return-value]
+
+
+def lookup(function: Any) -> Callable[[type], Callable[..., Any]]:
+    """The implementation finder of ``function``: ``find(cls)`` is ``function.dispatch(cls)``, from the cache.
+
+    Composite kernels call their children's implementations through it, which is faster than calling
+    ``function`` itself and always up to date with registrations.
+
+    Example:
+        >>> @singledispatch
+        ... def kind(value: object) -> str:
+        ...     return "object"
+        >>> lookup(kind)(int)(1)
+        'object'
+    """
+    return getattr(function, "lookup", function.dispatch)
