@@ -95,6 +95,10 @@ class Unsupported:
     Attributes:
         error: the exception type the operation raises.
         reason: why; the exception's message contains it.
+
+    Example:
+        >>> UNSUPPORTED["flatdim", "Graph"].error.__name__
+        'NotFlattenableError'
     """
 
     error: type[Exception]
@@ -108,6 +112,10 @@ class Condition:
     Attributes:
         condition: when the operation works.
         error: the exception type it raises otherwise.
+
+    Example:
+        >>> CONDITIONS["flatdim", "Dict"].condition
+        'every child has a fixed flat size (no Sequence or Graph inside)'
     """
 
     condition: str
@@ -201,6 +209,12 @@ class Support:
         supported: whether the operation works on spaces of the kind.
         reason: why not when unsupported; when supported, the condition it needs, if any.
         error: the exception type raised when unsupported or when the condition fails.
+
+    Example:
+        >>> from vecspaces.spaces import Text
+        >>> cell = support("iterate", Text)
+        >>> cell.supported, cell.error.__name__
+        (False, 'CustomSpaceError')
     """
 
     operation: str
