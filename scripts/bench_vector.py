@@ -15,6 +15,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import statistics
@@ -90,10 +91,8 @@ def tree_rss() -> int:
     me = psutil.Process()
     total = me.memory_info().rss
     for child in me.children(recursive=True):
-        try:
+        with contextlib.suppress(psutil.Error):  # a child may exit while we look
             total += child.memory_info().rss
-        except psutil.Error:
-            pass
     return total
 
 
