@@ -53,11 +53,14 @@ def _flatten_space_multi_binary(space: MultiBinary) -> Box:
 
 @flatten.register(MultiBinary)
 def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
-    try:  # the common case first, as cheaply as possible: an int8 array of the right shape
-        if x.shape == space._shape and x.dtype is _INT8:
-            # A copy, as Gymnasium's: the flat value never aliases the caller's array. For several axes,
-            # copying the raveled view is twice as fast as ndarray.flatten.
-            return x.flatten() if space._vector_size >= 0 else x.ravel().copy()
+    # The common case first, as cheaply as possible: an int8 array of the right shape. The result is a copy, as
+    # Gymnasium's: the flat value never aliases the caller's array.
+    try:
+        if x.dtype is _INT8:
+            if x.ndim == 1 and len(x) == space._vector_size:  # a 1-D space: no shape tuple to build and compare
+                return x.copy()
+            if x.shape == space._shape:
+                return x.ravel().copy()  # for several axes, twice as fast as ndarray.flatten
     except AttributeError:
         pass
     x = as_array(space, x)
