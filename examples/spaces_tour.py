@@ -47,9 +47,7 @@ def table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = None) ->
 def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     """The (path, value) pairs of a nested dict, in key order."""
     if isinstance(value, dict):
-        return [
-            leaf for key, item in value.items() for leaf in leaves(item, f"{path}.{key}" if path else key)
-        ]
+        return [leaf for key, item in value.items() for leaf in leaves(item, f"{path}.{key}" if path else key)]
     return [(path, value)]
 
 
@@ -57,9 +55,7 @@ def space_leaves(space: Space[Any], path: str = "") -> list[tuple[str, Space[Any
     """The (path, space) pairs of a nested Dict space, in key order."""
     if isinstance(space, Dict):
         return [
-            leaf
-            for key, sub in space.spaces.items()
-            for leaf in space_leaves(sub, f"{path}.{key}" if path else key)
+            leaf for key, sub in space.spaces.items() for leaf in space_leaves(sub, f"{path}.{key}" if path else key)
         ]
     return [(path, space)]
 
@@ -91,9 +87,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, tuple):
-        return (
-            isinstance(b, tuple) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-        )
+        return isinstance(b, tuple) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.array_equal(a, b)
     return bool(a == b)
@@ -185,9 +179,7 @@ def show_batching(observation_space: Dict) -> None:
         ("key", "batched space", "batch type", "shape", "dtype"),
     )
     unbatched = tuple(iterate(batched_space, batch))
-    print(
-        f"   iterate gives back {len(unbatched)} samples, equal to the originals: {same(unbatched, samples)}"
-    )
+    print(f"   iterate gives back {len(unbatched)} samples, equal to the originals: {same(unbatched, samples)}")
     print(f"   the batch is in the batched space: {batched_space.contains(batch)}")
 
 

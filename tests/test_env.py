@@ -19,9 +19,7 @@ class Walk(Env[int, int]):
     def __init__(self) -> None:
         self.closed = False
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
         super().reset(seed=seed)
         self.position = int(self.np_random.integers(-10, 10))
         return self.position, {"options": options}
@@ -236,9 +234,7 @@ def test_signatures_match_gymnasium() -> None:
         "set_wrapper_attr",
         "has_wrapper_attr",
     ):
-        assert _keyword_parameters(getattr(Env, name)) == _keyword_parameters(getattr(gymnasium.Env, name)), (
-            name
-        )
+        assert _keyword_parameters(getattr(Env, name)) == _keyword_parameters(getattr(gymnasium.Env, name)), name
 
 
 def test_same_seed_gives_the_same_stream_as_gymnasium() -> None:

@@ -714,7 +714,7 @@ def test_flatten_and_unflatten() -> None:
     x = space.sample()
     flat = flatten(space, x)
     assert flat.shape == (6,) and flat.dtype == np.int16
-    assert np.shares_memory(flat, x)  # no copy for a contiguous array of the right dtype
+    assert not np.shares_memory(flat, x)  # a new array, as Gymnasium's flatten gives
     assert flat in flatten_space(space)
     back = unflatten(space, flat)
     assert_same_value(back, x)
@@ -998,3 +998,11 @@ def test_same_batching_results_as_gymnasium(name: str) -> None:
         strict=True,
     ):
         assert_same_value(row_ours, np.asarray(row_theirs))  # Gymnasium gives numpy scalars for shape ()
+
+
+def test_flatten_returns_a_new_array_never_a_view_of_the_observation() -> None:
+    for x in (np.zeros(3, np.float32), np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32).T):
+        space = Box(-1.0, 1.0, x.shape, np.float32)
+        flat = flatten(space, x)
+        flat[0] = 0.5
+        assert x.flat[0] == 0.0

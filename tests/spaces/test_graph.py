@@ -419,9 +419,7 @@ def test_json_round_trip(name: str) -> None:
 def test_json_form() -> None:
     space = Graph(Discrete(3), Text(2, charset="xy"))
     graph = GraphInstance(np.array([0, 2]), ("x", "yy"), links((1, 0), (0, 0)))
-    assert space.to_jsonable([graph]) == [
-        {"nodes": [[0, 2]], "edges": [["x", "yy"]], "edge_links": [[1, 0], [0, 0]]}
-    ]
+    assert space.to_jsonable([graph]) == [{"nodes": [[0, 2]], "edges": [["x", "yy"]], "edge_links": [[1, 0], [0, 0]]}]
     assert space.to_jsonable([graph._replace(edges=None, edge_links=None)]) == [{"nodes": [[0, 2]]}]
 
 
@@ -615,13 +613,9 @@ def canonical(x: Any) -> Any:
 
 
 GYM_PAIRS: dict[str, Any] = {
-    "box_discrete": lambda: gym_spaces.Graph(
-        gym_spaces.Box(-1.0, 1.0, (3,)), gym_spaces.Discrete(4, start=1)
-    ),
+    "box_discrete": lambda: gym_spaces.Graph(gym_spaces.Box(-1.0, 1.0, (3,)), gym_spaces.Discrete(4, start=1)),
     "discrete_none": lambda: gym_spaces.Graph(gym_spaces.Discrete(5), None),
-    "box_box": lambda: gym_spaces.Graph(
-        gym_spaces.Box(0.0, 1.0, (2, 2)), gym_spaces.Box(0, 9, (1,), dtype=np.int64)
-    ),
+    "box_box": lambda: gym_spaces.Graph(gym_spaces.Box(0.0, 1.0, (2, 2)), gym_spaces.Box(0, 9, (1,), dtype=np.int64)),
     "multidiscrete_nodes": lambda: gym_spaces.Graph(gym_spaces.MultiDiscrete([2, 3]), gym_spaces.Discrete(2)),
     "dict_nodes": lambda: gym_spaces.Graph(
         gym_spaces.Dict(p=gym_spaces.Box(0.0, 1.0, (2,)), k=gym_spaces.Discrete(3)), gym_spaces.Discrete(2)
@@ -640,9 +634,7 @@ def test_flatten_agrees_with_gymnasium(name: str) -> None:
         flat = flatten(space, graph)
         gym_flat = gym_spaces.flatten(gym_space, gym_graph(graph))
         assert_same_value(canonical(flat), canonical(gym_flat))
-        assert_same_value(
-            canonical(unflatten(space, flat)), canonical(gym_spaces.unflatten(gym_space, gym_flat))
-        )
+        assert_same_value(canonical(unflatten(space, flat)), canonical(gym_spaces.unflatten(gym_space, gym_flat)))
 
 
 @pytest.mark.parametrize("name", list(GYM_PAIRS))

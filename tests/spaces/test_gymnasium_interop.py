@@ -26,9 +26,7 @@ inf = np.inf
 # unsorted plain-dict keys, set charsets, infinite integer bounds.
 GYM_SPACES: dict[str, Callable[[], Any]] = {
     "box": lambda: gym.Box(-1.0, 2.0, (3, 4)),
-    "box_f64_mixed_inf": lambda: gym.Box(
-        np.array([-inf, 0.0, -1.0]), np.array([inf, inf, 1.0]), dtype=np.float64
-    ),
+    "box_f64_mixed_inf": lambda: gym.Box(np.array([-inf, 0.0, -1.0]), np.array([inf, inf, 1.0]), dtype=np.float64),
     "box_int_inf": lambda: gym.Box(-inf, inf, (2,), np.int64),
     "box_int_half_inf": lambda: gym.Box(np.array([-inf, 0.0]), np.array([5.0, 7.0]), dtype=np.int32),
     "box_uint8": lambda: gym.Box(0, 255, (4, 4, 3), np.uint8),
@@ -334,9 +332,7 @@ def test_to_gymnasium_without_gymnasium_says_how_to_install_it(
 ) -> None:
     space = Discrete(2)
     hide(monkeypatch)
-    with pytest.raises(
-        ImportError, match=r"to_gymnasium needs gymnasium.*; pip install gymnasium$"
-    ) as caught:
+    with pytest.raises(ImportError, match=r"to_gymnasium needs gymnasium.*; pip install gymnasium$") as caught:
         to_gymnasium(space)
     assert isinstance(caught.value.__cause__, ImportError)
 

@@ -320,9 +320,7 @@ def test_flatten_ravels_a_copy(space: MultiBinary) -> None:
 def test_flatten_accepts_lists_and_other_dtypes() -> None:
     space = MultiBinary((2, 2))
     assert_same_value(flatten(space, [[0, 1], [1, 1]]), np.array([0, 1, 1, 1], dtype=np.int8))
-    assert_same_value(
-        flatten(space, np.array([[True, False], [False, True]])), np.array([1, 0, 0, 1], np.int8)
-    )
+    assert_same_value(flatten(space, np.array([[True, False], [False, True]])), np.array([1, 0, 0, 1], np.int8))
 
 
 def test_flatten_errors() -> None:
@@ -446,9 +444,7 @@ def test_utilities_agree_with_gymnasium(gym_spaces: Any, space: MultiBinary) -> 
     xs = [space.sample() for _ in range(3)]
     for x in xs:
         assert_same_value(flatten(space, x), gym_spaces.flatten(theirs, x))
-        assert_same_value(
-            unflatten(space, flatten(space, x)), gym_spaces.unflatten(theirs, flatten(space, x))
-        )
+        assert_same_value(unflatten(space, flatten(space, x)), gym_spaces.unflatten(theirs, flatten(space, x)))
     batched, gym_batched = batch_space(space, 3), gym_utils.batch_space(theirs, 3)
     assert (batched.shape, batched.dtype) == (gym_batched.shape, gym_batched.dtype)
     assert np.array_equal(batched.low, gym_batched.low) and np.array_equal(batched.high, gym_batched.high)

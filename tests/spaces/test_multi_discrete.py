@@ -751,9 +751,7 @@ def test_utilities_agree_with_gymnasium(gym_spaces: Any, space: MultiDiscrete) -
         assert theirs.contains(x)
         if space.dtype != np.int8 or flatdim(space) <= 127:  # Gymnasium's int8 one-hot offsets overflow
             assert_same_value(flatten(space, x), gym_spaces.flatten(theirs, x))
-            assert_same_value(
-                unflatten(space, flatten(space, x)), gym_spaces.unflatten(theirs, flatten(space, x))
-            )
+            assert_same_value(unflatten(space, flatten(space, x)), gym_spaces.unflatten(theirs, flatten(space, x)))
     batched, gym_batched = batch_space(space, 3), gym_utils.batch_space(theirs, 3)
     assert type(gym_batched).__name__ == type(batched).__name__ == "Box"
     assert (batched.shape, batched.dtype) == (gym_batched.shape, gym_batched.dtype)

@@ -210,9 +210,7 @@ def test_length_array_respected_and_every_length_reachable() -> None:
     counts = Counter(len(space.sample(mask=(allowed, None))) for _ in range(600))
     assert set(counts) == {0, 2, 7}
     assert min(counts.values()) > 150  # uniform over the three lengths
-    counts = Counter(
-        len(space.sample(probability=(np.array([1, 3], dtype=np.uint8), None))) for _ in range(200)
-    )
+    counts = Counter(len(space.sample(probability=(np.array([1, 3], dtype=np.uint8), None))) for _ in range(200))
     assert set(counts) == {1, 3}
 
 
@@ -251,9 +249,7 @@ def test_bad_masks_give_clear_errors(mask: Any, error: type[Exception], text: st
     space = Sequence(Discrete(3), seed=0)
     with pytest.raises(error, match=text):
         space.sample(mask=mask)
-    with pytest.raises(
-        error, match=text.replace("mask is", "probability is").replace("mask has", "probability has")
-    ):
+    with pytest.raises(error, match=text.replace("mask is", "probability is").replace("mask has", "probability has")):
         space.sample(probability=mask)
 
 
@@ -437,10 +433,7 @@ def test_eq() -> None:
 
 def test_repr() -> None:
     assert repr(Sequence(Discrete(2))) == "Sequence(Discrete(2), stack=False)"
-    assert (
-        repr(Sequence(Box(0.0, 1.0, (2,)), stack=True))
-        == "Sequence(Box(0.0, 1.0, (2,), float32), stack=True)"
-    )
+    assert repr(Sequence(Box(0.0, 1.0, (2,)), stack=True)) == "Sequence(Box(0.0, 1.0, (2,), float32), stack=True)"
 
 
 @pytest.mark.parametrize("stack", [False, True])
@@ -690,6 +683,4 @@ def test_json_agrees_with_gymnasium(stack: bool) -> None:
 
 def test_repr_agrees_with_gymnasium() -> None:
     gym_spaces = pytest.importorskip("gymnasium.spaces")
-    assert repr(Sequence(Discrete(2), stack=True)) == repr(
-        gym_spaces.Sequence(gym_spaces.Discrete(2), stack=True)
-    )
+    assert repr(Sequence(Discrete(2), stack=True)) == repr(gym_spaces.Sequence(gym_spaces.Discrete(2), stack=True))

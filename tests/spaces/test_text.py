@@ -291,9 +291,7 @@ def test_nul_and_combining_characters_are_single_code_points() -> None:
 
 
 def test_repr() -> None:
-    assert (
-        repr(Text(5)) == "Text(1, 5, charset=0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz)"
-    )
+    assert repr(Text(5)) == "Text(1, 5, charset=0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz)"
     assert repr(Text(4, min_length=0, charset="cba")) == "Text(0, 4, charset=abc)"
     assert repr(Text(2, charset="βα")) == "Text(1, 2, charset=αβ)"
 

@@ -314,9 +314,7 @@ def test_generated_spaces_round_trip(space: Space[Any], seed: int) -> None:
             assert_env_value(batch.read_env(i), value)
     else:
         assert all(len(variable) == len(layout.variable_leaves) for variable in sent)
-        whole = batch.read(
-            variable=[tuple(env[k] for env in sent) for k in range(len(layout.variable_leaves))]
-        )
+        whole = batch.read(variable=[tuple(env[k] for env in sent) for k in range(len(layout.variable_leaves))])
         for k, leaf in enumerate(layout.variable_leaves):
             assert _at(whole, leaf.path, space) == tuple(env[k] for env in sent)
 
@@ -381,9 +379,7 @@ def test_oneof_values_read_are_copies() -> None:
 
 
 def test_unwritten_memory_reads_as_zeros() -> None:
-    space = Dict(
-        t=Text(3, charset="xyz"), o=OneOf((Discrete(2, start=5), Box(0, 1, ()))), d=Discrete(2, start=5)
-    )
+    space = Dict(t=Text(3, charset="xyz"), o=OneOf((Discrete(2, start=5), Box(0, 1, ()))), d=Discrete(2, start=5))
     read = SharedLayout(space, n=2).allocate().read()
     assert read["t"] == ("xxx", "xxx")  # character_list[0] * max_length, as Gymnasium
     assert [(int(i), int(v)) for i, v in read["o"]] == [(0, 0), (0, 0)]
@@ -483,9 +479,7 @@ BAD_PATHS = {
 }
 
 
-@pytest.mark.parametrize(
-    ("case", "change", "error", "text"), BAD_WRITES, ids=[case[0] for case in BAD_WRITES]
-)
+@pytest.mark.parametrize(("case", "change", "error", "text"), BAD_WRITES, ids=[case[0] for case in BAD_WRITES])
 def test_bad_write_raises_and_leaves_every_slot_untouched(
     case: str, change: dict[str, Any], error: type[Error], text: str
 ) -> None:

@@ -58,11 +58,12 @@ def _flatten_space_box(space: Box) -> Box:
 @flatten.register(Box)
 def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
     if x.__class__ is _ndarray:  # the common case, checked as cheaply as possible
-        flat = x.ravel()  # a view unless x is not contiguous
+        flat = x.ravel()  # x itself or a view, unless x is not contiguous
         if flat.dtype is space.dtype and len(flat) == space._size:
-            return flat
+            # Always a new array, as in Gymnasium: changing the flat vector must not change the observation.
+            return flat.copy() if flat is x or flat.base is not None else flat
     try:
-        flat = np.asarray(x, dtype=space.dtype).reshape(-1)  # a view when x already has the dtype
+        flat = np.array(x, dtype=space.dtype).reshape(-1)  # np.array copies, so this is never a view of x
     except (ValueError, TypeError, OverflowError) as error:
         raise InvalidValueError(
             message(f"flatten of {space!r} got a value it cannot convert", expected="a numeric array", got=show(x))

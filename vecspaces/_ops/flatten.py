@@ -12,13 +12,17 @@ the table of what each space kind supports) leaves nothing to fall back on.
 
 from __future__ import annotations
 
-from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.support import CUSTOM, UNSUPPORTED
+
+if TYPE_CHECKING:  # the same API: type checkers check registrations as for functools
+    from functools import singledispatch
+else:
+    from vecspaces._ops.dispatch import singledispatch
 from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
 from vecspaces.spaces.space import Space
 

@@ -117,8 +117,7 @@ def _convert(space: Any, source: ModuleType, target: ModuleType, caller: str, pa
         kind = type(space)
         raise CustomSpaceError(
             message(
-                f"{caller} cannot convert the custom space kind {kind.__qualname__} "
-                f"(module {kind.__module__})",
+                f"{caller} cannot convert the custom space kind {kind.__qualname__} (module {kind.__module__})",
                 expected=f"a space of a built-in kind ({', '.join(CONVERTERS)}) or a subclass of one",
                 got=show(space),
                 at=path,

@@ -206,9 +206,7 @@ class Box(Space[NDArray[Any]]):
         if manner == "above":
             return above
         raise InvalidValueError(
-            message(
-                "Box.is_bounded manner is unknown", expected="'both', 'below' or 'above'", got=show(manner)
-            )
+            message("Box.is_bounded manner is unknown", expected="'both', 'below' or 'above'", got=show(manner))
         )
 
     def sample(self, mask: None = None, probability: None = None) -> NDArray[Any]:
@@ -362,9 +360,7 @@ class Box(Space[NDArray[Any]]):
 def _check_dtype(dtype: object) -> np.dtype[Any]:
     if dtype is None:
         raise InvalidValueError(
-            message(
-                "Box dtype must be given", expected=_DTYPE_EXPECTED, got="None", fix="e.g. dtype=np.float32"
-            )
+            message("Box dtype must be given", expected=_DTYPE_EXPECTED, got="None", fix="e.g. dtype=np.float32")
         )
     try:
         box_dtype = np.dtype(dtype)  # type: ignore[call-overload]
@@ -373,9 +369,7 @@ def _check_dtype(dtype: object) -> np.dtype[Any]:
             message("Box dtype is not a dtype", expected=_DTYPE_EXPECTED, got=show(dtype))
         ) from error
     if box_dtype.kind not in "iufb":
-        raise InvalidValueError(
-            message("Box dtype is not numeric", expected=_DTYPE_EXPECTED, got=f"dtype {box_dtype}")
-        )
+        raise InvalidValueError(message("Box dtype is not numeric", expected=_DTYPE_EXPECTED, got=f"dtype {box_dtype}"))
     return box_dtype
 
 
@@ -402,9 +396,7 @@ def _is_array_like(value: object) -> bool:
 def _as_number_array(value: object, name: str) -> NDArray[Any]:
     """The bound as an array, without copying an ndarray (it is only read from)."""
     if not _is_array_like(value) and not isinstance(value, (int, float, np.number, np.bool_)):
-        raise InvalidValueError(
-            message(f"Box {name} is not a number", expected=_BOUND_EXPECTED, got=show(value))
-        )
+        raise InvalidValueError(message(f"Box {name} is not a number", expected=_BOUND_EXPECTED, got=show(value)))
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as error:  # ragged nested lists
@@ -418,9 +410,7 @@ def _as_number_array(value: object, name: str) -> NDArray[Any]:
             message(f"Box {name} has non-numeric entries", expected=_BOUND_EXPECTED, got=show(value))
         )
     if array.dtype.kind == "f" and np.isnan(array).any():
-        raise InvalidValueError(
-            message(f"Box {name} contains NaN", expected=_BOUND_EXPECTED, got=show(value))
-        )
+        raise InvalidValueError(message(f"Box {name} contains NaN", expected=_BOUND_EXPECTED, got=show(value)))
     return array
 
 
@@ -603,9 +593,7 @@ def _pick(array: NDArray[Any], where: NDArray[np.bool_] | None) -> NDArray[Any]:
     return array if where is None else array[where]
 
 
-def _uniform(
-    rng: np.random.Generator, low: NDArray[Any], high: NDArray[Any], size: Any
-) -> NDArray[np.float64]:
+def _uniform(rng: np.random.Generator, low: NDArray[Any], high: NDArray[Any], size: Any) -> NDArray[np.float64]:
     """Uniform floats from ``[low, high]`` computed in float64 the way ``Generator.uniform`` does."""
     if low.dtype.itemsize < 8:  # no float32 or float16 difference overflows float64
         width = np.subtract(high, low, dtype=np.float64)
@@ -663,9 +651,7 @@ def _sample_int(
             if (low == first_low).all() and (high == first_high).all():
                 # Scalar bounds make numpy's integer sampler several times faster than array bounds.
                 return np.asarray(
-                    rng.integers(
-                        first_low.item(), first_high.item(), size=low.shape, endpoint=True, dtype=dtype
-                    )
+                    rng.integers(first_low.item(), first_high.item(), size=low.shape, endpoint=True, dtype=dtype)
                 )
         return np.asarray(rng.integers(low, high, size=low.shape, endpoint=True, dtype=dtype))
 
@@ -674,16 +660,12 @@ def _sample_int(
     drawn = np.empty(low.shape, np.int64)
     for way, where, size in plan.parts:
         if way == _UNIFORM:
-            values = rng.integers(
-                _pick(low, where), _pick(high, where), size=size, endpoint=True, dtype=np.int64
-            )
+            values = rng.integers(_pick(low, where), _pick(high, where), size=size, endpoint=True, dtype=np.int64)
         elif way == _FROM_LOW:  # floor(low + e) == low + floor(e), saturated at the dtype's maximum
             steps = np.floor(rng.exponential(size=size)).astype(np.int64)
             start = _pick(low, where).astype(np.int64)
             values = np.where(start > info.max - steps, info.max, start + steps)
-        elif (
-            way == _FROM_HIGH
-        ):  # Gymnasium's floor(high + 1 - e) == high - floor(e), saturated at the minimum
+        elif way == _FROM_HIGH:  # Gymnasium's floor(high + 1 - e) == high - floor(e), saturated at the minimum
             steps = np.floor(rng.exponential(size=size)).astype(np.int64)
             start = _pick(high, where).astype(np.int64)
             values = np.where(start < info.min + steps, info.min, start - steps)

@@ -54,9 +54,7 @@ class Discrete(Space[np.integer[Any]]):
         count = integer_argument("Discrete n", n)
         first = integer_argument("Discrete start", start)
         if count < 1:
-            raise InvalidValueError(
-                message("Discrete n must be positive", expected="an int >= 1", got=show(n))
-            )
+            raise InvalidValueError(message("Discrete n must be positive", expected="an int >= 1", got=show(n)))
         space_dtype = integer_dtype("Discrete", dtype, InvalidTypeError)
         info = np.iinfo(space_dtype)
         if count > info.max or first < info.min or first + count - 1 > info.max:
@@ -143,9 +141,7 @@ class Discrete(Space[np.integer[Any]]):
         """
         if type(x) is int:
             return self._low <= x <= self._high
-        if isinstance(x, np.integer) or (
-            isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu"
-        ):
+        if isinstance(x, np.integer) or (isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu"):
             return bool(np.can_cast(x.dtype, self.dtype)) and self._low <= int(x) <= self._high
         if isinstance(x, int):  # bool and other int subclasses follow Python: True == 1
             return self._low <= x <= self._high
@@ -233,9 +229,7 @@ def integer_dtype(owner: str, dtype: Any, error: type[Exception]) -> np.dtype[An
     try:
         result = np.dtype(dtype)
     except TypeError:
-        raise InvalidTypeError(
-            message(f"{owner} dtype is not a dtype", expected=expected, got=show(dtype))
-        ) from None
+        raise InvalidTypeError(message(f"{owner} dtype is not a dtype", expected=expected, got=show(dtype))) from None
     if result.kind not in "iu":
         raise error(message(f"{owner} dtype must be an integer dtype", expected=expected, got=str(result)))
     return result

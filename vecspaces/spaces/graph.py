@@ -224,8 +224,7 @@ class Graph(Space[GraphInstance]):
             num_edges = _check_count("num_edges", num_edges, minimum=0)
             if self.edge_space is None:
                 warnings.warn(
-                    f"Graph.sample got num_edges={num_edges} but the graph has no edge space; "
-                    "no edges are drawn",
+                    f"Graph.sample got num_edges={num_edges} but the graph has no edge space; no edges are drawn",
                     UserWarning,
                     stacklevel=2,
                 )
@@ -366,11 +365,7 @@ class Graph(Space[GraphInstance]):
         return result
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Graph)
-            and self.node_space == other.node_space
-            and self.edge_space == other.edge_space
-        )
+        return isinstance(other, Graph) and self.node_space == other.node_space and self.edge_space == other.edge_space
 
     def __repr__(self) -> str:
         return f"Graph({self.node_space!r}, {self.edge_space!r})"
@@ -409,13 +404,9 @@ def _check_count(name: str, value: Any, minimum: int) -> int:
     """Check a node or edge count given to ``Graph.sample`` and return it as an int."""
     expected = f"an int >= {minimum}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise InvalidTypeError(
-            message(f"Graph.sample {name} is not an int", expected=expected, got=show(value))
-        )
+        raise InvalidTypeError(message(f"Graph.sample {name} is not an int", expected=expected, got=show(value)))
     if value < minimum:
-        raise InvalidValueError(
-            message(f"Graph.sample {name} is too small", expected=expected, got=show(value))
-        )
+        raise InvalidValueError(message(f"Graph.sample {name} is too small", expected=expected, got=show(value)))
     return int(value)
 
 
@@ -423,13 +414,9 @@ def _split(pair: Any, kind: str) -> tuple[Any, Any]:
     """Check that a mask or probability argument is a ``(node_arg, edge_arg)`` pair."""
     expected = f"a tuple (node_{kind}, edge_{kind})"
     if not isinstance(pair, (tuple, list)):
-        raise InvalidTypeError(
-            message(f"Graph.sample {kind} is not a pair", expected=expected, got=show(pair))
-        )
+        raise InvalidTypeError(message(f"Graph.sample {kind} is not a pair", expected=expected, got=show(pair)))
     if len(pair) != 2:
-        raise InvalidValueError(
-            message(f"Graph.sample {kind} has the wrong length", expected=expected, got=show(pair))
-        )
+        raise InvalidValueError(message(f"Graph.sample {kind} has the wrong length", expected=expected, got=show(pair)))
     return pair[0], pair[1]
 
 

@@ -52,21 +52,15 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
             shape: tuple[int, ...] = (self.n,)
         elif isinstance(n, (Sequence, np.ndarray)) and not isinstance(n, (str, bytes)):
             items = list(n)
-            if not all(
-                isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in items
-            ):
+            if not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in items):
                 raise InvalidValueError(
                     message("MultiBinary n has a non-integer entry", expected=_EXPECTED_N, got=show(n))
                 )
             self.n = shape = tuple(int(i) for i in items)
         else:
-            raise InvalidValueError(
-                message("MultiBinary n has the wrong type", expected=_EXPECTED_N, got=show(n))
-            )
+            raise InvalidValueError(message("MultiBinary n has the wrong type", expected=_EXPECTED_N, got=show(n)))
         if any(size < 1 for size in shape):
-            raise InvalidValueError(
-                message("MultiBinary n must be positive", expected=_EXPECTED_N, got=show(n))
-            )
+            raise InvalidValueError(message("MultiBinary n must be positive", expected=_EXPECTED_N, got=show(n)))
         super().__init__(shape, _INT8, seed)
         self._cache_sizes()
 
@@ -119,9 +113,7 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
         if mask is not None:
             checked = check_mask(mask, owner=owner, shape=self.shape, allowed=(0, 1, 2))
             return np.where(checked == 2, self._coins(rng), checked)
-        bits = rng.random(self.shape) < check_probability(
-            probability, owner=owner, shape=self.shape, sums_to_one=False
-        )
+        bits = rng.random(self.shape) < check_probability(probability, owner=owner, shape=self.shape, sums_to_one=False)
         return bits.astype(np.int8)
 
     def _coins(self, rng: np.random.Generator) -> npt.NDArray[np.int8]:

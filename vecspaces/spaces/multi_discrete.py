@@ -286,9 +286,7 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
         """
         if self.nvec.ndim == 0:
             raise InvalidTypeError(
-                message(
-                    f"{self!r} has no length", expected="a space with at least one axis", got="a 0-d nvec"
-                )
+                message(f"{self!r} has no length", expected="a space with at least one axis", got="a 0-d nvec")
             )
         if self.nvec.ndim >= 2:
             warnings.warn(
@@ -350,9 +348,7 @@ def _integer_array(what: str, value: Any, dtype: np.dtype[Any]) -> npt.NDArray[n
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "iu":
         converted = np.asarray(value).astype(dtype)
         if not (converted.astype(value.dtype) == value).all():  # a cast that wrapped around
-            raise InvalidValueError(
-                message(f"{what} has a value out of range", expected=expected, got=show(value))
-            )
+            raise InvalidValueError(message(f"{what} has a value out of range", expected=expected, got=show(value)))
         return converted
     # Anything else is checked item by item as Python numbers, which neither wrap nor round.
     try:
@@ -360,19 +356,13 @@ def _integer_array(what: str, value: Any, dtype: np.dtype[Any]) -> npt.NDArray[n
     except (ValueError, TypeError):
         items = None
     if items is None or not all(_is_number(item) for item in items.ravel()):
-        raise InvalidTypeError(
-            message(f"{what} is not an array of integers", expected=expected, got=show(value))
-        )
+        raise InvalidTypeError(message(f"{what} is not an array of integers", expected=expected, got=show(value)))
     if not all(_is_whole(item) for item in items.ravel()):
-        raise InvalidValueError(
-            message(f"{what} has a non-integer value", expected=expected, got=show(value))
-        )
+        raise InvalidValueError(message(f"{what} has a non-integer value", expected=expected, got=show(value)))
     numbers = [int(item) for item in items.ravel()]
     info = np.iinfo(dtype)
     if not all(info.min <= number <= info.max for number in numbers):
-        raise InvalidValueError(
-            message(f"{what} has a value out of range", expected=expected, got=show(value))
-        )
+        raise InvalidValueError(message(f"{what} has a value out of range", expected=expected, got=show(value)))
     return np.array(numbers, dtype=dtype).reshape(items.shape)
 
 

@@ -43,14 +43,10 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
     def __init__(self, spaces: Iterable[Space[T_co]], seed: int | np.random.Generator | None = None) -> None:
         expected = "a non-empty iterable of vecspaces spaces"
         if not isinstance(spaces, Iterable):
-            raise InvalidTypeError(
-                message("OneOf spaces is not iterable", expected=expected, got=show(spaces))
-            )
+            raise InvalidTypeError(message("OneOf spaces is not iterable", expected=expected, got=show(spaces)))
         self.spaces: tuple[Space[T_co], ...] = tuple(spaces)
         if not self.spaces:
-            raise InvalidValueError(
-                message("OneOf needs at least one space", expected=expected, got="no spaces")
-            )
+            raise InvalidValueError(message("OneOf needs at least one space", expected=expected, got="no spaces"))
         for index, space in enumerate(self.spaces):
             if not isinstance(space, Space):
                 raise InvalidTypeError(
@@ -228,9 +224,7 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
         result = []
         for index, data in sample_n:
             branch = self.spaces[index]
-            result.append(
-                (np.int64(index), branch.from_jsonable(data if _column_wise(branch) else [data])[0])
-            )
+            result.append((np.int64(index), branch.from_jsonable(data if _column_wise(branch) else [data])[0]))
         return result
 
     @overload

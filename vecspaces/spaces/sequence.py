@@ -55,19 +55,13 @@ class Sequence(Space[Any]):
     stack: bool
     stacked_feature_space: Space[Any]
 
-    def __init__(
-        self, space: Space[Any], seed: int | np.random.Generator | None = None, stack: bool = False
-    ) -> None:
+    def __init__(self, space: Space[Any], seed: int | np.random.Generator | None = None, stack: bool = False) -> None:
         if not isinstance(space, Space):
             raise InvalidTypeError(
-                message(
-                    "Sequence feature space is not a space", expected="a vecspaces Space", got=show(space)
-                )
+                message("Sequence feature space is not a space", expected="a vecspaces Space", got=show(space))
             )
         if not (isinstance(stack, (bool, np.bool_)) or (isinstance(stack, int) and stack in (0, 1))):
-            raise InvalidTypeError(
-                message("Sequence stack is not a bool", expected="True or False", got=show(stack))
-            )
+            raise InvalidTypeError(message("Sequence stack is not a bool", expected="True or False", got=show(stack)))
         self.feature_space = space
         self.stack = bool(stack)
         if self.stack:
@@ -205,9 +199,7 @@ class Sequence(Space[Any]):
         problem = f"Sequence.sample length mask {kind}[0]"
         if isinstance(length_mask, (int, np.integer)) and not isinstance(length_mask, (bool, np.bool_)):
             if length_mask < 0:
-                raise InvalidValueError(
-                    message(f"{problem} is negative", expected=_LENGTH_FORM, got=show(length_mask))
-                )
+                raise InvalidValueError(message(f"{problem} is negative", expected=_LENGTH_FORM, got=show(length_mask)))
             return int(length_mask)
         if not isinstance(length_mask, np.ndarray):
             raise InvalidTypeError(
@@ -219,9 +211,7 @@ class Sequence(Space[Any]):
             )
         if length_mask.ndim != 1 or length_mask.size == 0:
             raise InvalidValueError(
-                message(
-                    f"{problem} is not a non-empty 1-D array", expected=_LENGTH_FORM, got=show(length_mask)
-                )
+                message(f"{problem} is not a non-empty 1-D array", expected=_LENGTH_FORM, got=show(length_mask))
             )
         if (length_mask < 0).any():
             raise InvalidValueError(
@@ -288,11 +278,7 @@ class Sequence(Space[Any]):
         return [tuple(from_jsonable(sample)) for sample in sample_n]
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Sequence)
-            and self.stack == other.stack
-            and self.feature_space == other.feature_space
-        )
+        return isinstance(other, Sequence) and self.stack == other.stack and self.feature_space == other.feature_space
 
     def __repr__(self) -> str:
         return f"Sequence({self.feature_space!r}, stack={self.stack})"
@@ -367,9 +353,7 @@ def unstack(space: Space[Any], batched: Space[Any], stacked: Any) -> list[Any]:
     if isinstance(batched, Container):  # a Tuple of copies: the stack is a tuple of values
         if not isinstance(stacked, tuple):
             raise InvalidTypeError(
-                message(
-                    f"a stack of {space!r} is not a tuple", expected="a tuple of values", got=show(stacked)
-                )
+                message(f"a stack of {space!r} is not a tuple", expected="a tuple of values", got=show(stacked))
             )
         return list(stacked)
     return list(iterate(batched, stacked))

@@ -31,9 +31,7 @@ def _check_length(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InvalidTypeError(message(f"Text {name} has the wrong type", expected="an int", got=show(value)))
     if value < 0:
-        raise InvalidValueError(
-            message(f"Text {name} must not be negative", expected="an int >= 0", got=show(value))
-        )
+        raise InvalidValueError(message(f"Text {name} must not be negative", expected="an int >= 0", got=show(value)))
     return int(value)
 
 
@@ -41,9 +39,7 @@ def _character_list(charset: Iterable[str]) -> tuple[str, ...]:
     """Return the charset's characters in index order, after checking each is one character."""
     expected = "an iterable of one-character strings, e.g. 'abc'"
     if not isinstance(charset, Iterable):
-        raise InvalidTypeError(
-            message("Text charset has the wrong type", expected=expected, got=show(charset))
-        )
+        raise InvalidTypeError(message("Text charset has the wrong type", expected=expected, got=show(charset)))
     elements = list(charset)
     for element in elements:
         if not isinstance(element, str):
@@ -268,9 +264,7 @@ class Text(Space[str]):
         """Check the ``(length, per_character)`` form of a mask or probability and return its parts."""
         expected = "a tuple (length or None, per-character array or None)"
         if not isinstance(argument, tuple):
-            raise InvalidTypeError(
-                message(f"Text.sample {name} is not a tuple", expected=expected, got=show(argument))
-            )
+            raise InvalidTypeError(message(f"Text.sample {name} is not a tuple", expected=expected, got=show(argument)))
         if len(argument) != 2:
             raise InvalidValueError(
                 message(f"Text.sample {name} must have two entries", expected=expected, got=show(argument))
@@ -305,11 +299,7 @@ class Text(Space[str]):
             >>> "ab" in space, "" in space, "abc" in space, b"ab" in space
             (True, False, False, False)
         """
-        return (
-            isinstance(x, str)
-            and self.min_length <= len(x) <= self.max_length
-            and self._char_set.issuperset(x)
-        )
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length and self._char_set.issuperset(x)
 
     def __repr__(self) -> str:
         """Return ``Text(min_length, max_length, charset=<sorted characters>)``."""
