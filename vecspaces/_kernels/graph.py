@@ -16,26 +16,21 @@ through its pipe).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from copy import deepcopy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from vecspaces._ops.batch import (
-    batch_differing_spaces,
     batch_space,
     check_batch_size,
-    concatenate,
     create_empty_array,
-    iterate,
-    tuple_of_copies,
+    register_batched_as_copies,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import (
-    CustomSpaceError,
     InvalidTypeError,
     InvalidValueError,
     NotFlattenableError,
@@ -45,7 +40,6 @@ from vecspaces.error import (
 from vecspaces.spaces.graph import Graph, GraphInstance
 from vecspaces.spaces.sequence import stack_items, unstack
 from vecspaces.spaces.space import Space
-from vecspaces.spaces.tuple import Tuple
 
 
 class _FlatPart:
@@ -146,31 +140,7 @@ def _is_space_dtype_shape_equiv_graph(space_1: Graph, space_2: Space[Any]) -> bo
     return is_space_dtype_shape_equiv(space_1.edge_space, space_2.edge_space)
 
 
-@batch_space.register(Graph)
-def _batch_space_graph(space: Graph, n: int = 1) -> Space[Any]:
-    return tuple_of_copies(Tuple, space, n)
-
-
-@batch_differing_spaces.register(Graph)  # dispatched on spaces[0], see vecspaces._ops.batch
-def _batch_differing_spaces_graph(spaces: Sequence[Graph]) -> Space[Any]:  # type: ignore[misc]
-    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
-
-
-@concatenate.register(Graph)
-def _concatenate_graph(space: Graph, items: Iterable[Any], out: Any) -> tuple[Any, ...]:
-    # Graphs have no fixed size, so a batch is a tuple of them; ``out`` has nothing to hold them.
-    return tuple(items)
-
-
-@iterate.register(Graph)
-def _iterate_graph(space: Graph, items: Any) -> Iterator[Any]:
-    raise CustomSpaceError(
-        message(
-            f"iterate needs a batched space ({reason('iterate', 'Graph')})",
-            expected="the batched space, e.g. batch_space(space, n), which is a Tuple of Graphs",
-            got=repr(space),
-        )
-    )
+register_batched_as_copies(Graph)
 
 
 @create_empty_array.register(Graph)

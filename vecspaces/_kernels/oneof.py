@@ -24,21 +24,19 @@ a region sized for the largest branch); a OneOf with a branch of variable size i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from copy import deepcopy
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
 from vecspaces._ops.batch import (
-    batch_differing_spaces,
     batch_space,
     check_batch_size,
     concatenate,
     create_empty_array,
     iterate,
-    tuple_of_copies,
+    register_batched_as_copies,
 )
 from vecspaces._ops.flatten import (
     as_flat_array,
@@ -50,9 +48,7 @@ from vecspaces._ops.flatten import (
     unflatten,
 )
 from vecspaces._ops.layout import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
-from vecspaces._ops.support import reason
 from vecspaces.error import (
-    CustomSpaceError,
     InvalidTypeError,
     InvalidValueError,
     NotFlattenableError,
@@ -62,7 +58,6 @@ from vecspaces.error import (
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.oneof import OneOf
 from vecspaces.spaces.space import Space
-from vecspaces.spaces.tuple import Tuple
 
 __all__: list[str] = []
 
@@ -233,16 +228,6 @@ def _is_space_dtype_shape_equiv_oneof(space_1: OneOf[Any], space_2: Space[Any]) 
     )
 
 
-@batch_space.register(OneOf)
-def _batch_space_oneof(space: OneOf[Any], n: int = 1) -> Space[Any]:
-    return tuple_of_copies(Tuple, space, n)
-
-
-@batch_differing_spaces.register(OneOf)  # dispatched on spaces[0], see vecspaces._ops.batch
-def _batch_differing_spaces_oneof(spaces: Sequence[OneOf[Any]]) -> Space[Any]:  # type: ignore[misc]
-    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
-
-
 @concatenate.register(OneOf)
 def _concatenate_oneof(space: OneOf[Any], items: Iterable[Any], out: Any) -> tuple[Any, ...]:
     batch = tuple(items)
@@ -257,16 +242,7 @@ def _concatenate_oneof(space: OneOf[Any], items: Iterable[Any], out: Any) -> tup
     return batch
 
 
-@iterate.register(OneOf)
-def _iterate_oneof(space: OneOf[Any], items: Any) -> Iterator[Any]:
-    raise CustomSpaceError(
-        message(
-            f"iterate needs a batched space ({reason('iterate', 'OneOf')})",
-            expected="the space returned by batch_space(space, n), a Tuple of OneOf",
-            got=repr(space),
-            fix="call iterate(batch_space(space, n), items), or iterate over the tuple of values directly",
-        )
-    )
+register_batched_as_copies(OneOf, concatenate_items=False)
 
 
 @create_empty_array.register(OneOf)

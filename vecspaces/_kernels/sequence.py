@@ -16,27 +16,21 @@ through its pipe).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from collections.abc import Sequence as SequenceOf
-from copy import deepcopy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from vecspaces._ops.batch import (
-    batch_differing_spaces,
     batch_space,
     check_batch_size,
-    concatenate,
     create_empty_array,
-    iterate,
-    tuple_of_copies,
+    register_batched_as_copies,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import (
-    CustomSpaceError,
     InvalidTypeError,
     NotFlattenableError,
     message,
@@ -44,7 +38,6 @@ from vecspaces.error import (
 )
 from vecspaces.spaces.sequence import Sequence, empty_stack, stack_items, unstack
 from vecspaces.spaces.space import Space
-from vecspaces.spaces.tuple import Tuple
 
 
 class _FlatParts:
@@ -138,31 +131,7 @@ def _is_space_dtype_shape_equiv_sequence(space_1: Sequence, space_2: Space[Any])
     )
 
 
-@batch_space.register(Sequence)
-def _batch_space_sequence(space: Sequence, n: int = 1) -> Space[Any]:
-    return tuple_of_copies(Tuple, space, n)
-
-
-@batch_differing_spaces.register(Sequence)  # dispatched on spaces[0], see vecspaces._ops.batch
-def _batch_differing_spaces_sequence(spaces: SequenceOf[Sequence]) -> Space[Any]:  # type: ignore[misc]
-    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
-
-
-@concatenate.register(Sequence)
-def _concatenate_sequence(space: Sequence, items: Iterable[Any], out: Any) -> tuple[Any, ...]:
-    # Sequences have no fixed size, so a batch is a tuple of them; ``out`` has nothing to hold them.
-    return tuple(items)
-
-
-@iterate.register(Sequence)
-def _iterate_sequence(space: Sequence, items: Any) -> Iterator[Any]:
-    raise CustomSpaceError(
-        message(
-            f"iterate needs a batched space ({reason('iterate', 'Sequence')})",
-            expected="the batched space, e.g. batch_space(space, n), which is a Tuple of Sequences",
-            got=repr(space),
-        )
-    )
+register_batched_as_copies(Sequence)
 
 
 @create_empty_array.register(Sequence)

@@ -13,21 +13,17 @@ Shared memory: one :class:`~vecspaces._ops.layout.TextLeaf` over ``character_lis
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from copy import deepcopy
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import (
-    batch_differing_spaces,
-    batch_space,
     check_batch_size,
     concatenate,
     create_empty_array,
-    iterate,
-    tuple_of_copies,
+    register_batched_as_copies,
 )
 from vecspaces._ops.flatten import (
     as_flat_array,
@@ -38,12 +34,10 @@ from vecspaces._ops.flatten import (
     unflatten,
 )
 from vecspaces._ops.layout import LayoutNode, Path, TextLeaf, layout_nodes
-from vecspaces._ops.support import reason
-from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.space import Space
 from vecspaces.spaces.text import Text
-from vecspaces.spaces.tuple import Tuple
 
 __all__: list[str] = []
 
@@ -156,16 +150,6 @@ def _is_space_dtype_shape_equiv_text(space_1: Text, space_2: Space[Any]) -> bool
     )
 
 
-@batch_space.register(Text)
-def _batch_space_text(space: Text, n: int = 1) -> Space[Any]:
-    return tuple_of_copies(Tuple, space, n)
-
-
-@batch_differing_spaces.register(Text)  # dispatched on spaces[0], see vecspaces._ops.batch
-def _batch_differing_spaces_text(spaces: Sequence[Text]) -> Space[Any]:  # type: ignore[misc]
-    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
-
-
 @concatenate.register(Text)
 def _concatenate_text(space: Text, items: Iterable[Any], out: Any) -> tuple[str, ...]:
     batch = tuple(items)
@@ -190,16 +174,7 @@ def _concatenate_text(space: Text, items: Iterable[Any], out: Any) -> tuple[str,
     return batch
 
 
-@iterate.register(Text)
-def _iterate_text(space: Text, items: Any) -> Iterator[Any]:
-    raise CustomSpaceError(
-        message(
-            f"iterate needs a batched space ({reason('iterate', 'Text')})",
-            expected="the space returned by batch_space(space, n), a Tuple of Text",
-            got=repr(space),
-            fix="call iterate(batch_space(space, n), items), or iterate over the tuple of strings directly",
-        )
-    )
+register_batched_as_copies(Text, concatenate_items=False)
 
 
 @create_empty_array.register(Text)

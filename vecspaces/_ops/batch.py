@@ -31,10 +31,17 @@ if TYPE_CHECKING:  # the same API: type checkers check registrations as for func
 else:
     from vecspaces._ops.dispatch import singledispatch
 from vecspaces._ops.flatten import no_kernel
-from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
 
-__all__ = ["batch_differing_spaces", "batch_space", "concatenate", "create_empty_array", "iterate"]
+__all__ = [
+    "batch_differing_spaces",
+    "batch_space",
+    "concatenate",
+    "create_empty_array",
+    "iterate",
+    "register_batched_as_copies",
+]
 
 
 @singledispatch
@@ -247,3 +254,43 @@ def tuple_of_copies(tuple_type: Any, space: Space[Any], n: int) -> Space[Any]:
     for copy, seed in zip(batched, rng.integers(0, 2**63 - 1, size=n), strict=True):
         copy.seed(int(seed))
     return batched
+
+
+def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: bool = True) -> None:
+    """Register the batching of a kind whose values have no fixed size: a batch is a Tuple of per-env copies.
+
+    Text, Sequence, Graph and OneOf batch this way, as custom spaces do: ``batch_space`` gives a Tuple of
+    independently seeded copies, ``batch_differing_spaces`` a Tuple of copies, ``concatenate`` (unless the kind
+    checks its items itself) a tuple of the items, and ``iterate`` of the unbatched space explains that the
+    Tuple is what to iterate.
+    """
+    from vecspaces._ops.support import reason
+    from vecspaces.spaces.tuple import Tuple
+
+    name = kind.__name__
+
+    def batch(space: Space[Any], n: int = 1) -> Space[Any]:
+        return tuple_of_copies(Tuple, space, n)
+
+    def batch_differing(spaces: Sequence[Space[Any]]) -> Space[Any]:
+        return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
+
+    def concatenate_copies(space: Space[Any], items: Iterable[Any], out: Any) -> tuple[Any, ...]:
+        # A batch of such values is a tuple of them; ``out`` has no fixed-size slots to fill.
+        return tuple(items)
+
+    def iterate_unbatched(space: Space[Any], items: Any) -> Iterator[Any]:
+        raise CustomSpaceError(
+            message(
+                f"iterate needs a batched space ({reason('iterate', name)})",
+                expected=f"the space returned by batch_space(space, n), a Tuple of {name}",
+                got=repr(space),
+                fix="call iterate(batch_space(space, n), items), or iterate over the tuple of values directly",
+            )
+        )
+
+    batch_space.register(kind, batch)
+    batch_differing_spaces.register(kind, batch_differing)
+    iterate.register(kind, iterate_unbatched)
+    if concatenate_items:
+        concatenate.register(kind, concatenate_copies)
