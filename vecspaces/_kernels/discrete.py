@@ -10,7 +10,7 @@ Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, a scalar of the sp
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
 from typing import Any
 
@@ -177,6 +177,19 @@ def _create_empty_array_discrete(
 @layout_nodes.register(Discrete)
 def _layout_nodes_discrete(space: Discrete, path: Path = ()) -> list[LayoutNode]:
     return [ArrayLeaf(path, space.dtype, space.shape)]
+
+
+def iterate_rows(space: Space[Any], items: Any) -> Iterator[Any]:
+    """Iterate over the rows of a batch held in one array (the batch of a MultiBinary or MultiDiscrete).
+
+    The batch of a Discrete is a MultiDiscrete, so its rows are numpy scalars; Gymnasium also accepts the
+    MultiBinary itself here, whose batch is a Box.
+    """
+    if not isinstance(items, np.ndarray) or items.ndim == 0:
+        raise InvalidTypeError(
+            message(f"iterate over {space!r} needs a batch", expected="an array with a batch axis", got=show(items))
+        )
+    return iter(items)
 
 
 def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:

@@ -8,14 +8,14 @@ Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, int8 of the space'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._kernels.discrete import stack_into
+from vecspaces._kernels.discrete import iterate_rows, stack_into
 from vecspaces._ops.batch import (
     batch_differing_spaces,
     batch_space,
@@ -129,18 +129,7 @@ def _concatenate_multi_binary(space: MultiBinary, items: Iterable[Any], out: npt
     return stack_into(space, items, out)
 
 
-@iterate.register(MultiBinary)
-def _iterate_multi_binary(space: MultiBinary, items: Any) -> Iterator[Any]:
-    # A batch of MultiBinary values has a Box space; Gymnasium still accepts the MultiBinary here.
-    if not isinstance(items, np.ndarray) or items.ndim == 0:
-        raise InvalidTypeError(
-            message(
-                f"iterate over {space!r} needs a batch",
-                expected="an array with a batch axis",
-                got=show(items),
-            )
-        )
-    return iter(items)
+iterate.register(MultiBinary, iterate_rows)
 
 
 @create_empty_array.register(MultiBinary)

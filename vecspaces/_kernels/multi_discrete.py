@@ -11,14 +11,14 @@ Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the space's dtyp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._kernels.discrete import stack_into
+from vecspaces._kernels.discrete import iterate_rows, stack_into
 from vecspaces._ops.batch import (
     batch_differing_spaces,
     batch_space,
@@ -231,18 +231,7 @@ def _concatenate_multi_discrete(space: MultiDiscrete, items: Iterable[Any], out:
     return stack_into(space, items, out)
 
 
-@iterate.register(MultiDiscrete)
-def _iterate_multi_discrete(space: MultiDiscrete, items: Any) -> Iterator[Any]:
-    # The batch of a Discrete is a MultiDiscrete, iterated entry by entry (numpy scalars).
-    if not isinstance(items, np.ndarray) or items.ndim == 0:
-        raise InvalidTypeError(
-            message(
-                f"iterate over {space!r} needs a batch",
-                expected="an array with a batch axis",
-                got=show(items),
-            )
-        )
-    return iter(items)
+iterate.register(MultiDiscrete, iterate_rows)
 
 
 @create_empty_array.register(MultiDiscrete)
