@@ -43,6 +43,7 @@ SCENARIOS: dict[str, tuple[type, int]] = {
     "dict": (DictEnv, 8),
     "cpu": (CpuEnv, 4),
 }
+SHORT_NAMES = {"num_workers": "workers", "main_process_envs": "main_envs"}
 # "half" stands for half of the scenario's envs (the main process steps them, one worker the rest).
 TUNINGS: list[dict[str, Any]] = [
     {"num_workers": 1},
@@ -137,7 +138,7 @@ def run_scenarios(names: list[str], seconds: float, repeats: int, tune: bool) ->
         if tune:
             best: tuple[float, str, Result] | None = None
             for tuning in TUNINGS:
-                label = ", ".join(f"{key}={value}" for key, value in tuning.items())
+                label = ", ".join(f"{SHORT_NAMES.get(key, key)}={value}" for key, value in tuning.items())
                 progress(f"{name}: vecspaces {label}")
                 settings = {key: num_envs // 2 if value == "half" else value for key, value in tuning.items()}
                 result = measure("vecspaces", env_class, num_envs, seconds, repeats, **settings)
@@ -157,7 +158,7 @@ def print_table(table: dict[str, dict[str, Result]]) -> None:
     )
     print("env-steps per second (median), ratio to Gymnasium AsyncVectorEnv, peak RSS of main + workers\n")
     header = (
-        f"{'scenario':<8} {'backend':<52} {'steps/s':>10} {'vs gym-async':>13} {'vs gym-sync':>12} {'peak RSS':>10}"
+        f"{'scenario':<8} {'backend':<48} {'steps/s':>10} {'vs gym-async':>13} {'vs gym-sync':>12} {'peak RSS':>10}"
     )
     print(header)
     print("-" * len(header))
@@ -166,12 +167,12 @@ def print_table(table: dict[str, dict[str, Result]]) -> None:
         for backend, result in row.items():
             rate = result.steps_per_second
             print(
-                f"{name:<8} {backend:<52} {rate:>10,.0f} {rate / gym_async:>12.2f}x {rate / gym_sync:>11.2f}x "
+                f"{name:<8} {backend:<48} {rate:>10,.0f} {rate / gym_async:>12.2f}x {rate / gym_sync:>11.2f}x "
                 f"{result.peak_rss / 2**20:>8.0f} MB"
             )
         if name == "cpu":
             ideal = (psutil.cpu_count(logical=False) or 1) * 1000
-            print(f"{'':<8} {'(ideal: physical cores x 1000)':<52} {ideal:>10,}")
+            print(f"{'':<8} {'(ideal: physical cores x 1000)':<48} {ideal:>10,}")
         print()
 
 
@@ -194,11 +195,13 @@ def plot(table: dict[str, dict[str, Result]], path: str) -> None:
     import matplotlib.pyplot as plt
 
     names = list(table)
-    backends = ["vecspaces", "gym-async", "gym-sync"]
-    figure, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.4))
+    figure, axes = plt.subplots(1, len(names), figsize=(3.4 * len(names), 3.6))
     for axis, name in zip(np.atleast_1d(axes), names, strict=True):
+        tuned = [backend for backend in table[name] if backend.startswith("tuned")]
+        backends = ["vecspaces", *tuned, "gym-async", "gym-sync"]
         rates = [table[name][b].steps_per_second for b in backends]
-        axis.bar(backends, rates, color=["#2b7bba", "#bbbbbb", "#888888"])
+        labels = ["vecspaces", *(["vecspaces tuned"] if tuned else []), "gym-async", "gym-sync"]
+        axis.bar(labels, rates, color=["#2b7bba", *(["#74b3e0"] if tuned else []), "#bbbbbb", "#888888"])
         axis.set_title(f"{name} ({SCENARIOS[name][1]} envs)")
         axis.tick_params(axis="x", labelrotation=30)
         axis.set_ylabel("env-steps / s" if name == names[0] else "")
