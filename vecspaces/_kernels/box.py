@@ -30,7 +30,7 @@ from vecspaces._ops.batch import (
     iterate,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
-from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
+from vecspaces._ops.layout import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.space import Space
@@ -255,6 +255,4 @@ def _create_empty_array_box(space: Box, n: int = 1, fn: Callable[..., np.ndarray
     return fn((n, *space.shape), dtype=space.dtype)
 
 
-@layout_nodes.register(Box)
-def _layout_nodes_box(space: Box, path: Path = ()) -> list[LayoutNode]:
-    return [ArrayLeaf(path, space.dtype, space.shape)]
+layout_nodes.register(Box, array_layout)

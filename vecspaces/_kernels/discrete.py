@@ -34,7 +34,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
-from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
+from vecspaces._ops.layout import array_layout, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
@@ -174,9 +174,7 @@ def _create_empty_array_discrete(
     return fn((check_batch_size("create_empty_array", n, minimum=0),), dtype=space.dtype)
 
 
-@layout_nodes.register(Discrete)
-def _layout_nodes_discrete(space: Discrete, path: Path = ()) -> list[LayoutNode]:
-    return [ArrayLeaf(path, space.dtype, space.shape)]
+layout_nodes.register(Discrete, array_layout)
 
 
 def iterate_rows(space: Space[Any], items: Any) -> Iterator[Any]:

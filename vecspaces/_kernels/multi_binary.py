@@ -8,7 +8,7 @@ Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, int8 of the space'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from copy import deepcopy
 from typing import Any
 
@@ -32,7 +32,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
-from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
+from vecspaces._ops.layout import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_binary import MultiBinary
@@ -124,9 +124,7 @@ def _batch_differing_spaces_multi_binary(spaces: Sequence[MultiBinary]) -> Box: 
     return Box(low=0, high=1, shape=(len(spaces), *shape), dtype=np.int8, seed=deepcopy(spaces[0].np_random))
 
 
-@concatenate.register(MultiBinary)
-def _concatenate_multi_binary(space: MultiBinary, items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return stack_into(space, items, out)
+concatenate.register(MultiBinary, stack_into)
 
 
 iterate.register(MultiBinary, iterate_rows)
@@ -139,9 +137,7 @@ def _create_empty_array_multi_binary(
     return fn((check_batch_size("create_empty_array", n, minimum=0), *space.shape), dtype=np.int8)
 
 
-@layout_nodes.register(MultiBinary)
-def _layout_nodes_multi_binary(space: MultiBinary, path: Path = ()) -> list[LayoutNode]:
-    return [ArrayLeaf(path, space.dtype, space.shape)]
+layout_nodes.register(MultiBinary, array_layout)
 
 
 def as_array(space: Space[Any], x: Any) -> npt.NDArray[Any]:

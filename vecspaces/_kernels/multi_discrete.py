@@ -11,7 +11,7 @@ Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the space's dtyp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from copy import deepcopy
 from typing import Any
 
@@ -35,7 +35,7 @@ from vecspaces._ops.flatten import (
     is_space_dtype_shape_equiv,
     unflatten,
 )
-from vecspaces._ops.layout import ArrayLeaf, LayoutNode, Path, layout_nodes
+from vecspaces._ops.layout import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_discrete import MultiDiscrete
@@ -226,9 +226,7 @@ def _batch_differing_spaces_multi_discrete(spaces: Sequence[MultiDiscrete]) -> B
     )
 
 
-@concatenate.register(MultiDiscrete)
-def _concatenate_multi_discrete(space: MultiDiscrete, items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return stack_into(space, items, out)
+concatenate.register(MultiDiscrete, stack_into)
 
 
 iterate.register(MultiDiscrete, iterate_rows)
@@ -241,6 +239,4 @@ def _create_empty_array_multi_discrete(
     return fn((check_batch_size("create_empty_array", n, minimum=0), *space.shape), dtype=space.dtype)
 
 
-@layout_nodes.register(MultiDiscrete)
-def _layout_nodes_multi_discrete(space: MultiDiscrete, path: Path = ()) -> list[LayoutNode]:
-    return [ArrayLeaf(path, space.dtype, space.shape)]
+layout_nodes.register(MultiDiscrete, array_layout)

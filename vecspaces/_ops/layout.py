@@ -39,6 +39,7 @@ from vecspaces.spaces.space import Space
 
 __all__ = [
     "ArrayLeaf",
+    "array_layout",
     "DictNode",
     "LayoutNode",
     "OneOfLeaf",
@@ -191,3 +192,8 @@ def layout_nodes(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
             "(vecspaces.vector.utils.layout_nodes)",
         )
     )
+
+
+def array_layout(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
+    """The layout of a space whose value is one fixed-size array (Box, Discrete, MultiBinary, MultiDiscrete)."""
+    return [ArrayLeaf(path, np.dtype(space.dtype), tuple(space.shape or ()))]
