@@ -300,3 +300,27 @@ def test_workers_exit_by_themselves_when_the_main_process_is_killed(context: str
     assert result.returncode == -9
     pids = [int(pid) for pid in result.stdout.split("pids")[1].split()]
     assert_gone(pids)
+
+
+def test_ctrl_c_during_pool_mode_recv_returns_promptly(context: str) -> None:
+    result = run_script(
+        """
+        if __name__ == "__main__":
+            fns = [lambda: FaultyEnv("sleep", 1, seconds=30)] * 2
+            envs = AsyncVectorEnv(fns, context=CONTEXT, num_workers=2, batch_size=2)
+            envs.reset(seed=0)
+            print("pids", *[w["pid"] for w in envs.worker_info()], flush=True)
+            envs.send(np.array([1, 1]))
+            threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+            try:
+                envs.recv()
+            except KeyboardInterrupt:
+                print("interrupted", flush=True)
+            envs.close(terminate=True)
+        """,
+        context,
+    )
+    assert "interrupted" in result.stdout, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    pids = [int(pid) for pid in result.stdout.split("pids")[1].split("\n")[0].split()]
+    assert_gone(pids)

@@ -187,3 +187,36 @@ def test_recv_timeout_then_recv_again() -> None:
             envs.recv(timeout=0.05)
         *_, env_ids = envs.recv(timeout=10)
         assert sorted(env_ids.tolist()) == [0, 1]
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+@pytest.mark.parametrize(
+    ("fault", "error", "text"), [("bad_shape", ValueError, "shape"), ("unpicklable_info", TypeError, "info")]
+)
+def test_bad_observation_or_info_in_pool_mode_names_the_env(context: str, fault: str, error: type, text: str) -> None:
+    fns = [CountdownEnv, functools.partial(FaultyEnv, fault, 1)]
+    with AsyncVectorEnv(fns, context=context, num_workers=2, batch_size=1) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(2, dtype=np.int64))
+        with pytest.raises(error, match=text) as caught:
+            for _ in range(2):
+                envs.recv()
+        assert "env 1" in str(caught.value) + " ".join(getattr(caught.value, "__notes__", []))
+        # The worker survived: env 1 steps again.
+        envs.send(np.ones(1, dtype=np.int64), [1])
+        received = set()
+        while envs._in_flight or envs._ready:
+            received |= set(envs.recv()[-1].tolist())
+        assert 1 in received
+
+
+def test_close_while_envs_are_in_flight_returns_promptly() -> None:
+    fns = [functools.partial(FaultyEnv, "sleep", 1, 30.0)] * 2
+    envs = AsyncVectorEnv(fns, num_workers=2, batch_size=1)
+    envs.reset(seed=0)
+    pids = [info["pid"] for info in envs.worker_info()]
+    envs.send(np.ones(2, dtype=np.int64))
+    envs.close(timeout=0.2)
+    import psutil
+
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids)
