@@ -238,7 +238,7 @@ class Container(Space[T]):
         Example:
             >>> from vecspaces.spaces import Dict, Discrete
             >>> Dict(a=Discrete(3)).from_jsonable({"a": [1, 2]})
-            [{'a': np.int64(1)}, {'a': np.int64(2)}]
+            [{'a': 1}, {'a': 2}]
         """
         parts = self._unpack(sample_n, "sample_n")
         columns: list[list[Any]] = []

@@ -152,7 +152,7 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
             >>> from vecspaces.spaces import Dict, Discrete
             >>> space = Dict(a=Discrete(3), b=Discrete(3), seed=0)
             >>> space.sample(mask={"a": np.array([0, 0, 1], dtype=np.int8), "b": None})["a"]
-            np.int64(2)
+            2
         """
         if mask is None and probability is None:
             return {key: space.sample() for key, space in self.spaces.items()}

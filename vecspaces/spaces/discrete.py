@@ -33,9 +33,9 @@ class Discrete(Space[np.integer[Any]]):
         >>> space
         Discrete(3, start=-1)
         >>> space.sample()
-        np.int64(-1)
+        -1
         >>> space.sample(mask=np.array([0, 0, 1], dtype=np.int8))
-        np.int64(1)
+        1
         >>> 1 in space, 2 in space, 0.0 in space
         (True, False, False)
     """
@@ -113,9 +113,9 @@ class Discrete(Space[np.integer[Any]]):
         Example:
             >>> space = Discrete(4, start=10, seed=0)
             >>> space.sample(probability=np.array([0.0, 0.0, 1.0, 0.0]))
-            np.int64(12)
+            12
             >>> space.sample(mask=np.zeros(4, dtype=np.int8))
-            np.int64(10)
+            10
         """
         rng = self._np_random if self._np_random is not None else self.np_random
         if mask is None and probability is None:
@@ -196,7 +196,7 @@ class Discrete(Space[np.integer[Any]]):
 
         Example:
             >>> Discrete(3, dtype=np.int32).from_jsonable([0, 2])
-            [np.int32(0), np.int32(2)]
+            [0, 2]
         """
         return [self._scalar_type(x) for x in sample_n]
 

@@ -148,7 +148,7 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
             >>> space = OneOf([Discrete(3), Discrete(3)], seed=0)
             >>> mask = np.array([0, 0, 1], dtype=np.int8)
             >>> space.sample(mask=(mask, mask))[1]
-            np.int64(2)
+            2
         """
         if mask is None and probability is None:
             index = self.np_random.integers(len(self.spaces))
@@ -219,7 +219,7 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
         Example:
             >>> from vecspaces.spaces import Discrete, Text
             >>> OneOf([Discrete(2), Text(3)]).from_jsonable([[1, "ab"]])
-            [(np.int64(1), 'ab')]
+            [(1, 'ab')]
         """
         result = []
         for index, data in sample_n:

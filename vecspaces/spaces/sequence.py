@@ -270,7 +270,7 @@ class Sequence(Space[Any]):
         Example:
             >>> from vecspaces.spaces import Discrete
             >>> Sequence(Discrete(3)).from_jsonable([[1, 2], []])
-            [(np.int64(1), np.int64(2)), ()]
+            [(1, 2), ()]
         """
         from_jsonable = self.feature_space.from_jsonable
         if self.stack:
@@ -341,7 +341,7 @@ def unstack(space: Space[Any], batched: Space[Any], stacked: Any) -> list[Any]:
         >>> from vecspaces.spaces import Discrete, Text, Tuple
         >>> space = Tuple((Text(2), Discrete(3)))
         >>> unstack(space, batch_space(space, 1), (("a", "bc"), np.array([0, 2])))
-        [('a', np.int64(0)), ('bc', np.int64(2))]
+        [('a', 0), ('bc', 2)]
     """
     if isinstance(space, Container):
         parts = space._unpack(stacked, "stacked")

@@ -33,7 +33,7 @@ def make_rng(seed: int | None = None) -> tuple[np.random.Generator, int]:
     Example:
         >>> rng, entropy = make_rng(3)
         >>> entropy, make_rng(entropy)[0].integers(100) == rng.integers(100)
-        (3, np.True_)
+        (3, True)
     """
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):

@@ -159,7 +159,7 @@ class Text(Space[str]):
 
         Example:
             >>> Text(3, charset="cab").character_index("a")
-            np.int32(1)
+            1
         """
         if not isinstance(char, str):
             raise InvalidTypeError(

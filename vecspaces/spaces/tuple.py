@@ -117,7 +117,7 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
             >>> from vecspaces.spaces import Discrete, Tuple
             >>> space = Tuple((Discrete(3), Discrete(3)), seed=0)
             >>> space.sample(mask=(np.array([0, 1, 0], dtype=np.int8), None))[0]
-            np.int64(1)
+            1
         """
         if mask is None and probability is None:
             return tuple([space.sample() for space in self.spaces])

@@ -689,7 +689,7 @@ class SharedBatch:
             >>> batch = SharedLayout(Discrete(4), n=2).allocate()
             >>> _ = batch.write(1, 3)
             >>> batch.read_env(1)
-            np.int64(3)
+            3
         """
         if type(index) is not int or not 0 <= index < self.n:
             index = self._check_index(index)
