@@ -20,6 +20,7 @@ __all__ = [
     "AlreadyPendingCallError",
     "ClosedEnvironmentError",
     "CustomSpaceError",
+    "CustomSpaceNotImplementedError",
     "EpisodeEndedError",
     "Error",
     "InvalidTypeError",
@@ -51,6 +52,16 @@ class NotFlattenableError(Error, ValueError):
 
 class CustomSpaceError(Error, TypeError):
     """An operation has no implementation for this kind of space; register one for it."""
+
+
+class CustomSpaceNotImplementedError(CustomSpaceError, NotImplementedError):
+    """An operation of the flatten family has no implementation for this kind of space; register one for it.
+
+    The flatten family is ``flatdim``, ``flatten_space``, ``flatten``, ``unflatten`` and
+    ``is_space_dtype_shape_equiv``. Gymnasium raises ``NotImplementedError`` there, so code written against
+    it keeps working with ``except NotImplementedError``, and ``except CustomSpaceError`` (a ``TypeError``)
+    catches it as for every other operation.
+    """
 
 
 class AlreadyPendingCallError(Error, RuntimeError):

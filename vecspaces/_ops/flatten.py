@@ -5,9 +5,11 @@ The family is ``flatdim``, ``flatten_space``, ``flatten``, ``unflatten`` and ``i
 Each is a ``functools.singledispatch`` function on the type of its first argument. The implementations live
 with the other operations of the same space, in ``vecspaces._kernels.<space>``; a user adds a custom space
 with ``flatten.register(MySpace)`` exactly as with Gymnasium. A space with no implementation raises
-:class:`~vecspaces.error.CustomSpaceError` naming the operation and how to register one: the flatten family
-needs the values' structure, so the one rule for custom spaces (``vecspaces._ops.support``, which also holds
-the table of what each space kind supports) leaves nothing to fall back on.
+:class:`~vecspaces.error.CustomSpaceNotImplementedError` naming the operation and how to register one: the
+flatten family needs the values' structure, so the one rule for custom spaces (``vecspaces._ops.support``,
+which also holds the table of what each space kind supports) leaves nothing to fall back on. That error is a
+:class:`~vecspaces.error.CustomSpaceError` (a ``TypeError``, as every other operation raises for a custom
+space) and a ``NotImplementedError`` (what Gymnasium raises for this family).
 """
 
 from __future__ import annotations
@@ -23,17 +25,27 @@ if TYPE_CHECKING:  # the same API: type checkers check registrations as for func
     from functools import singledispatch
 else:
     from vecspaces._ops.dispatch import singledispatch
-from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
+from vecspaces.error import CustomSpaceError, CustomSpaceNotImplementedError, InvalidTypeError, message, show
 from vecspaces.spaces.space import Space
 
 __all__ = ["flatdim", "flatten", "flatten_space", "is_space_dtype_shape_equiv", "no_kernel", "unflatten"]
+
+# The operations declared here. Gymnasium raises NotImplementedError for a custom space in these, and
+# CustomSpaceError in the vector utilities, which also use ``no_kernel``.
+_FLATTEN_FAMILY = frozenset({"flatdim", "flatten_space", "flatten", "unflatten", "is_space_dtype_shape_equiv"})
 
 
 def no_kernel(operation: str, space: object) -> Exception:
     """Return the error for calling ``operation`` on ``space`` when no kernel is registered for its type.
 
     A non-space argument gets an :class:`InvalidTypeError`; a space of an unknown kind gets a
-    :class:`CustomSpaceError` that says how to register an implementation.
+    :class:`CustomSpaceError` that says how to register an implementation, which for the flatten family is a
+    :class:`CustomSpaceNotImplementedError` (also a ``NotImplementedError``, as in Gymnasium).
+
+    Example:
+        >>> from vecspaces.spaces import Space
+        >>> type(no_kernel("flatdim", Space())).__name__, type(no_kernel("batch_space", Space())).__name__
+        ('CustomSpaceNotImplementedError', 'CustomSpaceError')
     """
     if not isinstance(space, Space):
         return InvalidTypeError(
@@ -42,7 +54,8 @@ def no_kernel(operation: str, space: object) -> Exception:
     kind = f"{type(space).__module__}.{type(space).__qualname__}"
     unsupported = UNSUPPORTED.get((operation, CUSTOM))
     why = f" ({unsupported.reason})" if unsupported is not None else ""
-    return CustomSpaceError(
+    kind_error = CustomSpaceNotImplementedError if operation in _FLATTEN_FAMILY else CustomSpaceError
+    return kind_error(
         message(
             f"{operation} has no implementation for this kind of space{why}",
             expected="a space with a registered implementation",
@@ -64,7 +77,8 @@ def flatdim(space: Space[Any]) -> int:
 
     Raises:
         NotFlattenableError: the space contains a Sequence or a Graph, so its flat size is not fixed.
-        CustomSpaceError: no implementation is registered for the space's type.
+        CustomSpaceNotImplementedError: no implementation is registered for the space's type (a
+            ``CustomSpaceError`` and a ``NotImplementedError``).
 
     Example:
         >>> from vecspaces.spaces import Box, Discrete, Dict
@@ -88,7 +102,8 @@ def flatten_space(space: Space[Any]) -> Space[Any]:
         A space such that ``flatten(space, x) in flatten_space(space)`` for every ``x`` in ``space``.
 
     Raises:
-        CustomSpaceError: no implementation is registered for the space's type.
+        CustomSpaceNotImplementedError: no implementation is registered for the space's type (a
+            ``CustomSpaceError`` and a ``NotImplementedError``).
 
     Example:
         >>> from vecspaces.spaces import Box, Discrete, Tuple
@@ -113,7 +128,8 @@ def flatten(space: Space[Any], x: Any) -> Any:
         A 1-D array for flattenable spaces; a structure of flattened parts for Sequence and Graph.
 
     Raises:
-        CustomSpaceError: no implementation is registered for the space's type.
+        CustomSpaceNotImplementedError: no implementation is registered for the space's type (a
+            ``CustomSpaceError`` and a ``NotImplementedError``).
 
     Example:
         >>> from vecspaces.spaces import Discrete
@@ -138,7 +154,8 @@ def unflatten(space: Space[Any], x: Any) -> Any:
         The value of ``space``.
 
     Raises:
-        CustomSpaceError: no implementation is registered for the space's type.
+        CustomSpaceNotImplementedError: no implementation is registered for the space's type (a
+            ``CustomSpaceError`` and a ``NotImplementedError``).
 
     Example:
         >>> from vecspaces.spaces import Discrete
@@ -163,7 +180,8 @@ def is_space_dtype_shape_equiv(space_1: Space[Any], space_2: Space[Any]) -> bool
         True when values of both spaces can be stored in one batch.
 
     Raises:
-        CustomSpaceError: no implementation is registered for ``space_1``'s type.
+        CustomSpaceNotImplementedError: no implementation is registered for ``space_1``'s type (a
+            ``CustomSpaceError`` and a ``NotImplementedError``).
 
     Example:
         >>> from vecspaces.spaces import Box
