@@ -168,9 +168,11 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
             >>> space.contains({"a": np.int64(2)}), space.contains({"a": np.int64(2), "b": np.int64(0)})
             (True, False)
         """
-        if not isinstance(x, dict) or len(x) != len(self.spaces):
+        if not isinstance(x, dict):
             return False
-        try:
+        try:  # a dict subclass's len() or [] may raise too
+            if len(x) != len(self.spaces):
+                return False
             for key, space in self.spaces.items():
                 if not space.contains(x[key]):
                     return False

@@ -141,10 +141,13 @@ class Discrete(Space[np.integer[Any]]):
         """
         if type(x) is int:
             return self._low <= x <= self._high
-        if isinstance(x, np.integer) or (isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu"):
-            return bool(np.can_cast(x.dtype, self.dtype)) and self._low <= int(x) <= self._high
-        if isinstance(x, int):  # bool and other int subclasses follow Python: True == 1
-            return self._low <= x <= self._high
+        try:
+            if isinstance(x, np.integer) or (isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu"):
+                return bool(np.can_cast(x.dtype, self.dtype)) and self._low <= int(x) <= self._high
+            if isinstance(x, int):  # bool and other int subclasses follow Python: True == 1
+                return bool(self._low <= x <= self._high)
+        except Exception:  # a subclass whose comparisons or conversions raise
+            return False
         return False
 
     def __repr__(self) -> str:

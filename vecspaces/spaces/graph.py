@@ -280,10 +280,10 @@ class Graph(Space[GraphInstance]):
         """
         if not isinstance(x, GraphInstance):
             return False
-        nodes, edges, edge_links = x
-        if nodes is None:
-            return False
-        try:
+        try:  # unpacking included: a GraphInstance subclass may override iteration
+            nodes, edges, edge_links = x
+            if nodes is None:
+                return False
             node_items = unstack(self.node_space, self.batch_node_space, nodes)
             if not all(map(self.node_space.contains, node_items)):
                 return False

@@ -135,23 +135,21 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
         if type(x) is np.ndarray and x.dtype is _INT8:
             # Viewed as uint8, a valid entry is 0 or 1 and any other int8 value is above 1.
             return x.shape == self._shape and int(x.view(np.uint8).max()) <= 1
+        try:
+            return self._contains_slow(x)
+        except Exception:  # odd input of any kind (ragged lists, objects whose __array__ or == raises): False
+            return False
+
+    def _contains_slow(self, x: Any) -> bool:
         if isinstance(x, (list, tuple)):
-            try:
-                x = np.asarray(x)
-            except (ValueError, TypeError, OverflowError):
-                return False
+            x = np.asarray(x)
         if not isinstance(x, np.ndarray) or x.shape != self._shape:
             return False
         kind = x.dtype.kind
         if kind == "b":
             return True
-        if kind in "iufc":
+        if kind in "iufcO":
             return bool(np.logical_or(x == 0, x == 1).all())
-        if kind == "O":
-            try:
-                return bool(np.logical_or(x == 0, x == 1).all())
-            except Exception:  # arbitrary objects may fail to compare; contains never raises
-                return False
         return False
 
     def __repr__(self) -> str:

@@ -221,23 +221,27 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
             >>> space.contains(np.array([1, 2])), space.contains([1, 2]), space.contains([1.0, 2.0])
             (False, True, False)
         """
-        if type(x) is not np.ndarray:
-            if not isinstance(x, (list, tuple)):
-                return isinstance(x, np.ndarray) and self._contains_array(x)
-            try:
-                x = np.asarray(x)
-            except (ValueError, TypeError, OverflowError):
+        if type(x) is np.ndarray:  # the common case, which cannot raise
+            return self._contains_array(x)
+        try:
+            return self._contains_slow(x)
+        except Exception:  # odd input of any kind (ragged lists, objects whose __array__ raises): False
+            return False
+
+    def _contains_slow(self, x: Any) -> bool:
+        if not isinstance(x, (list, tuple)):
+            return isinstance(x, np.ndarray) and self._contains_array(x)
+        x = np.asarray(x)
+        if x.dtype.kind not in "biu":
+            return False
+        if not np.can_cast(x.dtype, self.dtype):
+            # Python ints have no dtype of their own (numpy picks int64): judge them by their values.
+            if x.shape != self._shape:
                 return False
-            if x.dtype.kind not in "biu":
+            converted = x.astype(self.dtype)
+            if not (converted.astype(x.dtype) == x).all():
                 return False
-            if not np.can_cast(x.dtype, self.dtype):
-                # Python ints have no dtype of their own (numpy picks int64): judge them by their values.
-                if x.shape != self._shape:
-                    return False
-                converted = x.astype(self.dtype)
-                if not (converted.astype(x.dtype) == x).all():
-                    return False
-                x = converted
+            x = converted
         return self._contains_array(x)
 
     def _contains_array(self, x: npt.NDArray[Any]) -> bool:

@@ -185,14 +185,19 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
             >>> (1, np.int64(4)) in space, (0, np.int64(4)) in space, (True, np.int64(0)) in space
             (True, False, False)
         """
-        if not isinstance(x, tuple) or len(x) != 2:
+        if not isinstance(x, tuple):
             return False
-        index = x[0]
-        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        try:  # a tuple subclass's len() or [], or an int subclass's comparisons, may raise
+            if len(x) != 2:
+                return False
+            index = x[0]
+            if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+                return False
+            if not 0 <= index < len(self.spaces):
+                return False
+            return bool(self.spaces[index].contains(x[1]))
+        except Exception:
             return False
-        if not 0 <= index < len(self.spaces):
-            return False
-        return bool(self.spaces[index].contains(x[1]))
 
     def to_jsonable(self, sample_n: Iterable[tuple[Any, Any]]) -> list[list[Any]]:
         """Convert a batch of values to JSON-serialisable ``[[index, branch_json], ...]``.

@@ -299,7 +299,14 @@ class Text(Space[str]):
             >>> "ab" in space, "" in space, "abc" in space, b"ab" in space
             (True, False, False, False)
         """
-        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length and self._char_set.issuperset(x)
+        if type(x) is str:
+            return self.min_length <= len(x) <= self.max_length and self._char_set.issuperset(x)
+        if not isinstance(x, str):
+            return False
+        try:  # a str subclass may override len() or iteration with something that raises
+            return bool(self.min_length <= len(x) <= self.max_length and self._char_set.issuperset(x))
+        except Exception:
+            return False
 
     def __repr__(self) -> str:
         """Return ``Text(min_length, max_length, charset=<sorted characters>)``."""
