@@ -398,8 +398,9 @@ def test_contains_edges_without_edge_space() -> None:
 def test_contains_text_nodes() -> None:
     space = Graph(Text(2, charset="ab"), None)
     assert space.contains(GraphInstance(("a", "ab", "b"), None, None))
-    assert not space.contains(GraphInstance(["a", "ab"], None, None))
+    assert space.contains(GraphInstance(["a", "ab"], None, None))  # the nodes one by one, as in Gymnasium
     assert not space.contains(GraphInstance(("a", "abc"), None, None))
+    assert not space.contains(GraphInstance("ab", None, None))
 
 
 # --- JSON ---------------------------------------------------------------------------------------------------
@@ -659,6 +660,10 @@ def test_contains_agrees_with_gymnasium() -> None:
         good()._replace(edge_links=links((0, 1), (2, 2), dtype=np.float64)),
         good()._replace(edge_links=links((0, 1))),
         good()._replace(edges=np.array([1, 2])),
+        good()._replace(nodes=[0, 2, 1]),  # nodes and edges given one by one in a list or tuple
+        good()._replace(nodes=(0, 2, 1), edges=[1, 0]),
+        good()._replace(nodes=[0, 3, 1]),
+        good()._replace(edges=(1, 2)),
     ]
     candidates += [space.sample(num_nodes=n) for n in (1, 2, 5)]
     for graph in candidates:

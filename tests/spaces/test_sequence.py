@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import vecspaces.spaces
 from tests.helpers import assert_same_value, same_rng_state
 from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, InvalidValueError, NotFlattenableError
 from vecspaces.spaces import (
@@ -386,7 +387,7 @@ def test_stacked_text_contains() -> None:
     space = Sequence(Text(3, charset="abc"), stack=True)
     assert space.contains(("a", "abc"))
     assert space.contains(())
-    assert not space.contains(["a", "abc"])
+    assert space.contains(["a", "abc"])  # a list of the items, as Gymnasium accepts
     assert not space.contains("abc")
     assert not space.contains(("a", "abcd"))
 
@@ -624,9 +625,16 @@ def test_stack_helpers_invert_each_other() -> None:
     assert_same_value(stack_items(feature, []), empty_stack(feature))
 
 
-def test_unstack_rejects_a_list_for_a_tuple_of_copies() -> None:
+def test_unstack_takes_a_list_for_a_tuple_of_copies_but_not_a_string() -> None:
+    assert unstack(Text(2), batch_space(Text(2), 1), ["a", "ab"]) == ["a", "ab"]
     with pytest.raises(InvalidTypeError, match="is not a tuple"):
-        unstack(Text(2), batch_space(Text(2), 1), ["a"])
+        unstack(Text(2), batch_space(Text(2), 1), "ab")
+
+
+def test_unstack_takes_the_items_of_an_array_stack_one_by_one() -> None:
+    space = Discrete(3, dtype=np.int32)
+    assert unstack(space, batch_space(space, 1), [1, np.int32(2)]) == [1, np.int32(2)]
+    assert unstack(space, batch_space(space, 1), ()) == []
 
 
 # --- differential tests against Gymnasium -------------------------------------------------------------------
@@ -670,6 +678,47 @@ def test_contains_agrees_with_gymnasium(stack: bool) -> None:
         candidates.append(space.sample())
     for value in candidates:
         assert space.contains(value) == gym_space.contains(value), value
+
+
+STACKED_LIST_CASES: dict[str, tuple[Any, list[Any]]] = {
+    "discrete": (
+        lambda spaces: spaces.Discrete(2),
+        [[1, 0], (1, 0), (), [], [2], [-1], [1.0], [[1]], [True], ["a"], [None], (np.int64(1),), [np.int32(1)]],
+    ),
+    "discrete_int32_start": (
+        lambda spaces: spaces.Discrete(3, start=-1, dtype=np.int32),
+        [[-1, 1], (0,), [2], [np.int64(0)], [np.int32(0)], []],
+    ),
+    "box": (
+        lambda spaces: spaces.Box(0.0, 1.0, (2,)),
+        [[[0.5, 0.5]], ([0.0, 1.0], (1.0, 0.0)), [[0.5, 2.0]], [0.5, 0.5], [], (), [np.zeros(2, np.float32)]],
+    ),
+    "multibinary": (lambda spaces: spaces.MultiBinary(2), [[[0, 1], [1, 1]], [[0, 2]], [(1, 0)], []]),
+    "multidiscrete": (lambda spaces: spaces.MultiDiscrete([2, 3]), [[[1, 2]], [[2, 0]], ([0, 0], [1, 1]), ()]),
+    "text": (lambda spaces: spaces.Text(3, charset="abc"), [["a", "abc"], ("b",), ["abcd"], [1], []]),
+    "tuple": (
+        lambda spaces: spaces.Tuple((spaces.Discrete(2), spaces.Box(0.0, 1.0, (1,)))),
+        [[[0, 1], [[0.5], [1.0]]], ([1], [[0.5]]), [[0, 2], [[0.5], [1.0]]], [[], []]],
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore:.*Casting input x to numpy array")
+@pytest.mark.parametrize("case", list(STACKED_LIST_CASES))
+def test_stacked_contains_of_lists_and_tuples_agrees_with_gymnasium(case: str) -> None:
+    gym_spaces = pytest.importorskip("gymnasium.spaces")
+    make_feature, candidates = STACKED_LIST_CASES[case]
+    space = Sequence(make_feature(vecspaces.spaces), stack=True)
+    gym_space = gym_spaces.Sequence(make_feature(gym_spaces), stack=True)
+    for value in candidates:
+        assert space.contains(value) == gym_space.contains(value), value
+
+
+def test_stacked_contains_of_a_list_for_a_dict_feature_is_false() -> None:
+    # Gymnasium raises TypeError here (it indexes the list with the Dict's keys); contains never raises.
+    space = Sequence(dict_feature(), stack=True)
+    assert space.contains([]) is False
+    assert space.contains([{"x": np.zeros(2, dtype=np.float32), "k": np.int64(1)}]) is False
 
 
 @pytest.mark.parametrize("stack", [False, True])

@@ -231,21 +231,24 @@ class Sequence(Space[Any]):
         """Return whether ``x`` is a sequence of this space; never raises.
 
         Without ``stack`` a value must be a ``tuple`` (a list is not accepted) whose items are all in the
-        feature space. With ``stack`` it must split into items of the feature space.
+        feature space. With ``stack`` it must split into items of the feature space (see :func:`unstack`): a
+        list or tuple of items stands for the stack of an array feature, as in Gymnasium.
 
         Example:
             >>> from vecspaces.spaces import Discrete
             >>> space = Sequence(Discrete(3))
             >>> (0, 2) in space, () in space, (0, 3) in space, [0, 2] in space
             (True, True, False, False)
+            >>> stacked = Sequence(Discrete(3), stack=True)
+            >>> np.array([0, 2]) in stacked, [0, 2] in stacked, (0, 3) in stacked, [] in stacked
+            (True, True, False, True)
         """
-        if not self.stack:
-            return isinstance(x, tuple) and all(map(self.feature_space.contains, x))
         try:
-            items = self._unstack(x)
-        except Exception:  # a value that does not split into items is simply not contained
+            if not self.stack:
+                return isinstance(x, tuple) and all(map(self.feature_space.contains, x))
+            return all(map(self.feature_space.contains, self._unstack(x)))
+        except Exception:  # a value that does not split into items, or a tuple subclass that cannot iterate
             return False
-        return all(map(self.feature_space.contains, items))
 
     def to_jsonable(self, sample_n: Iterable[Any]) -> list[Any]:
         """Convert a batch of sequences to JSON-serialisable data: one entry per sequence.
@@ -332,7 +335,9 @@ def unstack(space: Space[Any], batched: Space[Any], stacked: Any) -> list[Any]:
 
     ``batched`` is ``batch_space(space, 1)``, whose parts tell how each part of the stack is laid out. Unlike
     ``iterate(batched, stacked)`` this works for every length, also where a part batches to a Tuple of copies
-    (Text, Sequence, Graph, OneOf, custom spaces), whose stack is a tuple of values.
+    (Text, Sequence, Graph, OneOf, custom spaces), whose stack is a tuple of values. Wherever a part of the
+    stack is an array or a tuple of values, a list or tuple of the values themselves is accepted too, as
+    Gymnasium's ``iterate`` accepts it: ``[1, 0]`` unstacks as the stack ``np.array([1, 0])`` of a Discrete.
 
     Raises:
         Error: ``stacked`` does not have the layout of a stack of ``space``.
@@ -342,6 +347,8 @@ def unstack(space: Space[Any], batched: Space[Any], stacked: Any) -> list[Any]:
         >>> space = Tuple((Text(2), Discrete(3)))
         >>> unstack(space, batch_space(space, 1), (("a", "bc"), np.array([0, 2])))
         [('a', 0), ('bc', 2)]
+        >>> unstack(space, batch_space(space, 1), [["a", "bc"], [0, 2]])
+        [('a', 0), ('bc', 2)]
     """
     if isinstance(space, Container):
         parts = space._unpack(stacked, "stacked")
@@ -350,10 +357,12 @@ def unstack(space: Space[Any], batched: Space[Any], stacked: Any) -> list[Any]:
             for child, batched_child, part in zip(space._children(), batched._children(), parts, strict=True)  # type: ignore[attr-defined]
         ]
         return [space._pack(row) for row in zip(*columns, strict=True)]
-    if isinstance(batched, Container):  # a Tuple of copies: the stack is a tuple of values
-        if not isinstance(stacked, tuple):
-            raise InvalidTypeError(
-                message(f"a stack of {space!r} is not a tuple", expected="a tuple of values", got=show(stacked))
-            )
+    if isinstance(stacked, (tuple, list)):
+        # The values one by one: the stack of a Tuple of copies, or the items of an array stack given as a
+        # list (which Gymnasium's iterate walks like the array).
         return list(stacked)
+    if isinstance(batched, Container):  # a Tuple of copies: the stack is a tuple of values
+        raise InvalidTypeError(
+            message(f"a stack of {space!r} is not a tuple", expected="a tuple or list of values", got=show(stacked))
+        )
     return list(iterate(batched, stacked))
