@@ -3,7 +3,8 @@
 Entries are factories, so every test gets fresh, unseeded spaces. Ids are short and readable; the property
 tests in test_properties.py, the differential tests and the benchmarks all iterate this catalog.
 
-``random_mask`` and ``random_probability`` build a valid mask or probability argument for any catalog space.
+``random_mask`` and ``random_probability`` build a valid mask or probability argument for any space made of the
+built-in kinds (the catalog's, and the ones the Hypothesis strategies generate), in every form it takes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from vecspaces.spaces import (
     Text,
     Tuple,
 )
+from vecspaces.vector.utils import batch_space
 
 inf = np.inf
 
@@ -40,6 +42,7 @@ FUNDAMENTAL: dict[str, Callable[[], Space[Any]]] = {
     "box_int8_full": lambda: Box(-128, 127, (2,), np.int8),
     "box_uint8_image": lambda: Box(0, 255, (4, 4, 3), np.uint8),
     "box_int16": lambda: Box(-300, 300, (2,), np.int16),
+    "box_uint16": lambda: Box(0, 60_000, (3,), np.uint16),
     "box_uint32": lambda: Box(0, 4_000_000_000, (2,), np.uint32),
     "box_int64": lambda: Box(-10, 10, (3,), np.int64),
     "box_uint64_big": lambda: Box(0, 2**64 - 1, (2,), np.uint64),
@@ -48,6 +51,7 @@ FUNDAMENTAL: dict[str, Callable[[], Space[Any]]] = {
     "box_above": lambda: Box(-inf, 0.0, (2,), np.float32),
     "box_mixed": lambda: Box(np.array([-inf, 0.0, -1.0]), np.array([inf, inf, 1.0]), dtype=np.float64),
     "box_int_inf": lambda: Box(-inf, inf, (2,), np.int32),
+    "box_int32_below": lambda: Box(-10, inf, (2,), np.int32),
     # Discrete: zero, positive and negative start, narrow dtypes.
     "discrete_2": lambda: Discrete(2),
     "discrete_1": lambda: Discrete(1),
@@ -86,11 +90,18 @@ COMPOSITE: dict[str, Callable[[], Space[Any]]] = {
     "sequence_stack_box": lambda: Sequence(Box(0.0, 1.0, (2,)), stack=True),
     "sequence_stack_dict": lambda: Sequence(Dict(x=Box(-1.0, 1.0, (2,)), k=Discrete(4)), stack=True),
     "sequence_of_tuple": lambda: Sequence(Tuple((Discrete(2), Text(2, charset="xy")))),
+    "sequence_of_sequence": lambda: Sequence(Sequence(Discrete(3, start=-1))),
+    "sequence_of_graph": lambda: Sequence(Graph(Discrete(3), Box(0.0, 1.0, (1,)))),
     "graph": lambda: Graph(Box(0.0, 1.0, (3,)), Discrete(4)),
     "graph_no_edges": lambda: Graph(Discrete(5), None),
     "graph_box_edges": lambda: Graph(Box(-1.0, 1.0, (2,)), Box(0.0, 1.0, (1,))),
+    "graph_dict_nodes": lambda: Graph(Dict(p=Box(0.0, 1.0, (2,)), k=Discrete(3, start=1)), MultiBinary(2)),
+    "graph_oneof_nodes": lambda: Graph(OneOf((Discrete(3), Box(-1.0, 1.0, (2,)))), Discrete(2)),
     "oneof": lambda: OneOf((Discrete(2), Box(-1.0, 1.0, (2,)))),
     "oneof_mixed": lambda: OneOf((MultiDiscrete([2, 3]), Box(0, 5, (4,), np.int16), Text(2, charset="pq"))),
+    "oneof_composite": lambda: OneOf(
+        (Dict(a=Discrete(3), b=Box(0.0, 1.0, (2,))), Tuple((MultiBinary(2), Discrete(2, start=-1))))
+    ),
     "dict_with_variable": lambda: Dict(
         seq=Sequence(Box(0.0, 1.0, (2,))),
         graph=Graph(Discrete(3), Discrete(2)),
@@ -114,58 +125,89 @@ def is_variable(space: Space[Any]) -> bool:
 
 
 def random_mask(space: Space[Any], rng: np.random.Generator) -> Any:
-    """A valid, randomly chosen ``mask`` argument for ``space.sample``."""
-    if isinstance(space, Box):
-        return None
-    if isinstance(space, Discrete):
-        return _random_bits(rng, (int(space.n),))
-    if isinstance(space, MultiBinary):
-        return rng.integers(0, 3, size=space.shape, dtype=np.int8)
-    if isinstance(space, MultiDiscrete):
-        return _nested_leaves(space.nvec, lambda n: _random_bits(rng, (int(n),)))
-    if isinstance(space, Text):
-        length = int(rng.integers(space.min_length, space.max_length + 1))
-        return (length, _random_bits(rng, (len(space.character_list),), at_least_one=True))
-    if isinstance(space, Tuple):
-        return tuple(random_mask(child, rng) for child in space)
-    if isinstance(space, Dict):
-        return {key: random_mask(child, rng) for key, child in space.items()}
-    if isinstance(space, Sequence):
-        return (int(rng.integers(0, 4)), random_mask(space.feature_space, rng))
-    if isinstance(space, OneOf):
-        return tuple(random_mask(child, rng) for child in space)
-    if isinstance(space, Graph):
-        return None
-    raise AssertionError(f"no mask rule for {space}")
+    """A valid, randomly chosen ``mask`` argument for ``space.sample``, in any of the forms the space takes.
+
+    Graph masks are for the default ``num_nodes=10`` (and no ``num_edges``): a node mask of
+    ``batch_space(node_space, 10)`` and the mask of one edge.
+    """
+    return _random_argument(space, rng, "mask")
 
 
 def random_probability(space: Space[Any], rng: np.random.Generator) -> Any:
-    """A valid, randomly chosen ``probability`` argument for ``space.sample``."""
+    """A valid, randomly chosen ``probability`` argument for ``space.sample``, in any form the space takes.
+
+    Graph probabilities are for the default ``num_nodes=10``, as in :func:`random_mask`.
+    """
+    return _random_argument(space, rng, "probability")
+
+
+GRAPH_SAMPLE_NODES = 10  # what Graph.sample draws when num_nodes is not given
+
+
+def _random_argument(space: Space[Any], rng: np.random.Generator, kind: str) -> Any:
+    """A random valid ``mask`` (``kind="mask"``) or ``probability`` argument for ``space.sample``."""
+    masking = kind == "mask"
+
+    def leaf(n: int, at_least_one: bool = False) -> np.ndarray:
+        return _random_bits(rng, (n,), at_least_one) if masking else _random_distribution(rng, n)
+
+    def maybe(argument: Callable[[], Any], none_chance: float = 0.25) -> Any:
+        """``argument()``, or sometimes None (every composite argument may leave a part free)."""
+        return None if rng.random() < none_chance else argument()
+
     if isinstance(space, Box):
         return None
     if isinstance(space, Discrete):
-        return _random_distribution(rng, int(space.n))
+        return leaf(int(space.n))
     if isinstance(space, MultiBinary):
-        return rng.random(space.shape)
+        return rng.integers(0, 3, size=space.shape, dtype=np.int8) if masking else rng.random(space.shape)
     if isinstance(space, MultiDiscrete):
-        return _nested_leaves(space.nvec, lambda n: _random_distribution(rng, int(n)))
+        return _nested_leaves(space.nvec, lambda n: leaf(int(n)))
     if isinstance(space, Text):
-        length = int(rng.integers(space.min_length, space.max_length + 1))
-        return (length, _random_distribution(rng, len(space.character_list)))
+        # (length, chars), (None, chars) or (length, None); an all-zero mask only where "" is allowed.
+        form = int(rng.integers(3))
+        length = None if form == 1 else int(rng.integers(space.min_length, space.max_length + 1))
+        chars = None if form == 2 else leaf(len(space.character_list), at_least_one=space.min_length > 0)
+        return (length, chars)
     if isinstance(space, Tuple):
-        return tuple(random_probability(child, rng) for child in space)
+        return tuple(maybe(lambda child=child: _random_argument(child, rng, kind)) for child in space)
     if isinstance(space, Dict):
-        return {key: random_probability(child, rng) for key, child in space.items()}
+        return {key: maybe(lambda child=child: _random_argument(child, rng, kind)) for key, child in space.items()}
     if isinstance(space, Sequence):
-        return (int(rng.integers(0, 4)), random_probability(space.feature_space, rng))
+        # The length as an int, an array of allowed lengths, or None (geometric).
+        form = int(rng.integers(3))
+        length: int | np.ndarray | None = None
+        if form == 0:
+            length = int(rng.integers(0, 4))
+        elif form == 1:
+            length = rng.integers(0, 4, size=int(rng.integers(1, 4)))
+        return (length, maybe(lambda: _random_argument(space.feature_space, rng, kind)))
     if isinstance(space, OneOf):
-        return tuple(random_probability(child, rng) for child in space)
+        return tuple(maybe(lambda child=child: _random_argument(child, rng, kind)) for child in space)
     if isinstance(space, Graph):
-        return None
-    raise AssertionError(f"no probability rule for {space}")
+        nodes = batch_space(space.node_space, GRAPH_SAMPLE_NODES)
+        edge_space = space.edge_space
+        edges = None
+        if edge_space is not None and _replicates_per_item(edge_space):
+            edges = maybe(lambda: _random_argument(edge_space, rng, kind))
+        return (maybe(lambda: _random_argument(nodes, rng, kind)), edges)
+    raise AssertionError(f"no {kind} rule for {space}")
+
+
+def _replicates_per_item(space: Space[Any]) -> bool:
+    """Whether a batch of ``space`` takes one mask per item, so Graph.sample can repeat one edge's mask.
+
+    Without ``num_edges`` Graph.sample (Gymnasium's too) passes ``(edge_mask,) * num_edges`` to the batched edge
+    space. Only a Discrete (batched as a MultiDiscrete) and the kinds batched as a Tuple of copies take that;
+    a Box, MultiBinary or MultiDiscrete batches to a Box, and Dict and Tuple batch child by child.
+    """
+    return isinstance(space, Discrete) or (
+        isinstance(batch_space(space, 2), Tuple) and not isinstance(space, (Tuple, Dict))
+    )
 
 
 def _random_bits(rng: np.random.Generator, shape: tuple[int, ...], at_least_one: bool = False) -> np.ndarray:
+    """Random 0/1 int8 entries; with ``at_least_one``, never all zero."""
     bits = rng.integers(0, 2, size=shape, dtype=np.int8)
     if at_least_one and not bits.any():
         bits[rng.integers(shape[0])] = 1
@@ -173,6 +215,7 @@ def _random_bits(rng: np.random.Generator, shape: tuple[int, ...], at_least_one:
 
 
 def _random_distribution(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A random probability vector of length ``n`` in which some entries are often 0."""
     weights = rng.random(n) * (rng.random(n) < 0.7)  # some values get probability 0
     if weights.sum() == 0:
         weights[rng.integers(n)] = 1.0
@@ -180,6 +223,7 @@ def _random_distribution(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _nested_leaves(nvec: np.ndarray, leaf: Callable[[int], Any]) -> Any:
+    """``leaf(n)`` for every entry of ``nvec``, nested in tuples as ``nvec``'s axes are (MultiDiscrete masks)."""
     if nvec.ndim == 1:
         return tuple(leaf(n) for n in nvec)
     return tuple(_nested_leaves(row, leaf) for row in nvec)
