@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from vecspaces.env import Env
-from vecspaces.spaces import Box, Discrete, Space
+from vecspaces.spaces import Box, Dict, Discrete, Space
 
 
 class CountdownEnv(Env[Any, Any]):
@@ -138,3 +138,37 @@ class FaultyEnv(CountdownEnv):
 
 def failing_factory() -> Any:
     raise RuntimeError("factory exploded")
+
+
+class FrameEnv(Env[Any, Any]):
+    """A large observation (a 64x64 uint8 frame plus a small counter) filled with a value that identifies it.
+
+    Env ``label``'s frame at step ``t`` of an episode started with options ``{"start": s}`` holds
+    ``(label * 50 + s + t) % 256``; the counter holds ``t``. A step raises if the action is 9.
+    """
+
+    observation_space = Dict(frame=Box(0, 255, (64, 64), np.uint8), count=Box(0, 10**6, (), np.int64))
+    action_space = Discrete(10)
+
+    def __init__(self, label: int = 0) -> None:
+        self.label = label
+        self.start = 0
+        self.count = 0
+
+    def value(self) -> int:
+        return (self.label * 50 + self.start + self.count) % 256
+
+    def _observe(self) -> dict[str, Any]:
+        return {"frame": np.full((64, 64), self.value(), np.uint8), "count": np.int64(self.count)}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.start = 0 if not options else int(options.get("start", 0))
+        self.count = 0
+        return self._observe(), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if int(action) == 9:
+            raise ValueError("action 9 is refused")
+        self.count += 1
+        return self._observe(), 0.0, False, False, {}

@@ -68,12 +68,12 @@ def test_contiguous_results_are_views_when_copy_is_false() -> None:
         envs.send(np.ones(4, dtype=np.int64))
         obs, *_, env_ids = envs.recv()
         assert env_ids.tolist() == [0, 1, 2, 3]
-        assert np.shares_memory(obs, envs._memory.observations.batch_views[0])
+        assert np.shares_memory(obs, envs._memory.observations[0].batch_views[0])
     with counting_pool(4, num_workers=1, batch_size=4, copy=True) as envs:
         envs.reset(seed=0)
         envs.send(np.ones(4, dtype=np.int64))
         obs, *_ = envs.recv()
-        assert not np.shares_memory(obs, envs._memory.observations.batch_views[0])
+        assert not np.shares_memory(obs, envs._memory.observations[0].batch_views[0])
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ Data flow of one ``step``::
       main process                                   worker w (envs lo..hi)
       ------------                                   ----------------------
       write actions -------> [shared: actions]
-      stepping[lo..hi] = 1, commands[w] = STEP
+      choose the observation buffer, commands[w] = STEP
       command_ready[w].release() ------------------>  wakes (polls while commands come fast, else blocks)
-                                                      for each env with stepping[i]: read its action,
+                                                      for each env: read its action,
                                                         env.step(action) (autoreset as the mode says),
                                     [shared: obs] <--   write obs, reward, terminated, truncated
                                 [shared: control] <--
@@ -17,7 +17,10 @@ Data flow of one ``step``::
       (polls, then blocks in short slices,            then, only if has_reply[w]: pipe.send_bytes(reply)
        checking the busy workers are alive)
       reads the replies of workers with has_reply
-      returns views of [shared: obs] (copied if copy=True), infos
+      returns [shared: obs]: views (copy=False), or lent from a spare buffer / copied (copy=True), and infos
+
+With ``copy=True``, large observation leaves are not copied: each step writes one of a few spare observation
+buffers and lends it to the caller until the caller drops it (see ``vecspaces.vector._async.lending``).
 
 Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils.layout``):
 observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
@@ -69,6 +72,7 @@ from vecspaces.error import (
 )
 from vecspaces.spaces import Dict, Tuple
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
+from vecspaces.vector._async.lending import ObservationLender, copied
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
@@ -186,7 +190,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         single_observation = observation_mode[1] if isinstance(observation_mode, tuple) else probe_observation
         context_object: Any = multiprocessing.get_context(context)
         self._memory = SharedStepMemory(
-            context_object, single_observation, probe_action, self.num_envs, self.num_workers, shared_memory
+            context_object, single_observation, probe_action, self.num_envs, self.num_workers, shared_memory, copy
         )
         self._control = self._memory.control()
         self._local = EnvSlice(range(local), local_envs, self.autoreset_mode, self._memory) if local else None
@@ -206,6 +210,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
 
         self._call: Command | None = None  # the pending Gymnasium-style call
+        self._not_reset: list[int] = []  # the envs the pending reset leaves as they are
         self._replies: dict[int, Reply] = {}
         # Pool mode: envs stepping, envs finished but not yet received, envs waiting for their busy worker.
         self._in_flight: set[int] = set()
@@ -237,8 +242,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.action_space = spaces.action_space
 
         observations = self._memory.observations
+        self._lender = None if observations is None else ObservationLender(observations, copy)
         # Without shared observations, the whole observation is the one leaf that travels by pipe.
-        self._variable_leaves = 1 if observations is None else len(observations.layout.variable_leaves)
+        self._variable_leaves = 1 if observations is None else len(observations[0].layout.variable_leaves)
         self._variable_values: list[list[Any]] = [[None] * self._variable_leaves for _ in range(self.num_envs)]
         self._piped_observations: list[Any] | None = None
         self._observation_buffer: Any = None
@@ -285,6 +291,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         seeds = seeds_per_env(seed, self.num_envs)
         mask, options = split_reset_mask(options, self.num_envs)
         selected = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask
+        self._not_reset = np.flatnonzero(~selected).tolist()
+        self._choose_observation_buffer()
         self._start(
             Command.RESET,
             {w: ([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs]) for w, envs in self._slices()},
@@ -297,7 +305,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.RESET, "reset_wait", timeout)
-        return self._observations(replies), self._gather_infos(replies)
+        return self._observations(), self._gather_infos(replies)
 
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
@@ -308,7 +316,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
         self._check_can_start("step_async")
         arguments = self._write_actions(actions, range(self.num_envs))
-        self._control.stepping[:] = 1
+        self._choose_observation_buffer()
         self._start(Command.STEP, arguments)
 
     def step_wait(self, timeout: float | None = None) -> StepResult:
@@ -321,7 +329,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         infos = self._gather_infos(replies)
         control = self._control
         return (
-            self._observations(replies),
+            self._observations(),
             control.rewards.copy(),
             control.terminations.copy(),
             control.truncations.copy(),
@@ -448,6 +456,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         ids = self._check_env_ids(env_ids)
         messages = self._write_actions(actions, ids)
+        if self._lender is not None and not self._in_flight:
+            self._lender.own_buffer()  # pool mode reads and writes only the pool's own buffer
+            self._control.generation[0] = 0
         by_worker: dict[int, list[int]] = {}
         for i in ids:
             by_worker.setdefault(int(self._worker_of[i]), []).append(i)
@@ -513,7 +524,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         control = self._control
         observations = _take(self.single_observation_space, self._read_observations(), index)
         return (
-            _copy_value(observations) if self.copy else observations,
+            copied(observations) if self.copy else observations,
             control.rewards[index].copy(),
             control.terminations[index].copy(),
             control.truncations[index].copy(),
@@ -545,7 +556,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def _dispatch_step(self, w: int, envs: list[int], arguments: Any) -> None:
         self._control.stepping[envs] = 1
         self._stepping[w] = envs
-        self._pool.dispatch(w, Command.STEP, None if arguments is None else cloudpickle.dumps(arguments))
+        self._pool.dispatch(w, Command.STEP_SELECTED, None if arguments is None else cloudpickle.dumps(arguments))
 
     # -- the command cycle ---------------------------------------------------------------------------------
 
@@ -605,25 +616,31 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         pool.collect(lambda: not pool.busy, call, self._timeout(timeout))
         self._call = None
         replies, self._replies = self._replies, {}
+        if self._lender is not None and command in (Command.STEP, Command.RESET):
+            # Envs that did not write this time keep their last observation in the new buffer.
+            failed = [error.env_index for error in self._env_errors if error.env_index is not None]
+            self._lender.settle(failed + self._not_reset if command is Command.RESET else failed)
         self._raise_env_errors()
         return replies
 
-    def _on_reply(self, w: int, command: Command, reply: Reply) -> None:
-        """Take worker ``w``'s reply to ``command`` (called by the pool as workers finish)."""
-        for index, values in reply.variable.items():
-            self._variable_values[index] = values
-        self._env_errors.extend(reply.errors)
+    def _on_reply(self, w: int, command: Command, reply: Reply | None) -> None:
+        """Take worker ``w``'s reply to ``command`` (called by the pool as workers finish; None: no reply)."""
+        if reply is not None:
+            for index, values in reply.variable.items():
+                self._variable_values[index] = values
+            self._env_errors.extend(reply.errors)
         stepped = self._stepping.pop(w, None)
         if stepped is None or self._call is not None:
-            self._replies[w] = reply
+            if reply is not None:
+                self._replies[w] = reply
             return
         # Pool mode: the envs are done; a failed env is idle again rather than ready.
-        failed = {error.env_index for error in reply.errors}
+        failed = set() if reply is None else {error.env_index for error in reply.errors}
         for i in stepped:
             self._in_flight.discard(i)
             if i not in failed:
                 self._ready.append(i)
-                self._env_infos[i] = reply.infos.get(i, {})
+                self._env_infos[i] = {} if reply is None else reply.infos.get(i, {})
         queued = self._queued.pop(w, None)
         if queued:
             self._dispatch_step(w, queued, None)
@@ -643,12 +660,12 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         view = self._action_view
         count = len(envs)
         if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
-            if not np.can_cast(actions.dtype, view.dtype, "same_kind"):
+            if actions.dtype != view.dtype and not np.can_cast(actions.dtype, view.dtype, "same_kind"):
                 raise InvalidTypeError(
                     message("actions has the wrong dtype", expected=f"{view.dtype} values", got=show(actions))
                 )
             if count == self.num_envs:
-                np.copyto(view, actions, casting="same_kind")
+                view[...] = actions
             else:
                 view[list(envs)] = actions
             return {}
@@ -667,6 +684,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def _gather_infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
         infos: dict[str, Any] = {}
+        if not replies:
+            return infos
         for w in sorted(replies):
             for index, info in sorted(replies[w].infos.items()):
                 add_info(infos, info, index, self.num_envs)
@@ -687,12 +706,19 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             variable = [
                 tuple(values[leaf] for values in self._variable_values) for leaf in range(self._variable_leaves)
             ]
-        assert self._memory.observations is not None  # else the observations came through the pipes
-        return self._memory.observations.read(variable)
+        assert self._lender is not None  # else the observations came through the pipes
+        return self._lender.batches[self._lender.current].read(variable)
 
-    def _observations(self, replies: dict[int, Reply]) -> Any:
+    def _observations(self) -> Any:
+        """The caller's batch of observations after a reset or step."""
         observations = self._read_observations()
-        return _copy_value(observations) if self.copy else observations
+        if self._lender is not None:
+            return self._lender.result(observations)
+        return copied(observations) if self.copy else observations
+
+    def _choose_observation_buffer(self) -> None:
+        if self._lender is not None:
+            self._control.generation[0] = self._lender.choose()
 
     def _results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:
         results: dict[int, Any] = {}
@@ -713,7 +739,7 @@ def _local_count(requested: int, num_envs: int) -> int:
     return requested
 
 
-def _ignore_reply(w: int, command: Command, reply: Reply) -> None:
+def _ignore_reply(w: int, command: Command, reply: Reply | None) -> None:
     """The pool's reply handler after close."""
 
 
@@ -758,16 +784,6 @@ def _take(space: Any, value: Any, index: slice | list[int]) -> Any:
         return value[index]
     # A tuple of per-env values: Text, OneOf, Sequence, Graph and custom spaces.
     return value[index] if isinstance(index, slice) else tuple(value[i] for i in index)
-
-
-def _copy_value(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, dict):
-        return {key: _copy_value(item) for key, item in value.items()}
-    if isinstance(value, tuple) and type(value) is tuple:
-        return tuple(_copy_value(item) for item in value)
-    return value
 
 
 def _placeholders(batched_space: Any, buffer: Any, num_envs: int) -> list[Any]:

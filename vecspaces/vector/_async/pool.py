@@ -49,7 +49,8 @@ class WorkerPool:
         target: the worker entry point.
         spin_seconds: the longest a wait polls before blocking.
         restart: whether a dead worker is restarted (else the pool becomes broken).
-        on_reply: called with ``(worker, command, reply)`` each time a worker finishes a command.
+        on_reply: called with ``(worker, command, reply)`` each time a worker finishes a command (``reply`` is
+            None when the worker had nothing to send).
     """
 
     def __init__(
@@ -63,7 +64,7 @@ class WorkerPool:
         target: Callable[[WorkerConfig], None],
         spin_seconds: float,
         restart: bool,
-        on_reply: Callable[[int, Command, Reply], None],
+        on_reply: Callable[[int, Command, Reply | None], None],
     ) -> None:
         self.ctx = ctx
         self.env_fns = env_fns
@@ -223,7 +224,7 @@ class WorkerPool:
         for w in [w for w in self.busy if finished[w]]:
             finished[w] = 0
             command = self.busy.pop(w)
-            reply = self._read_reply(w) if self.control.has_reply[w] else Reply()
+            reply = self._read_reply(w) if self.control.has_reply[w] else None
             taken += 1
             self.on_reply(w, command, reply)
         return taken
@@ -290,7 +291,7 @@ class WorkerPool:
         if command is Command.RESET:
             return self._run_alone(w, Command.RESET, self._payloads.get(w))
         reply = self._run_alone(w, Command.RESET, cloudpickle.dumps(([None] * len(envs), None, [True] * len(envs))))
-        if command is not Command.STEP:
+        if command not in (Command.STEP, Command.STEP_SELECTED):
             return self._run_alone(w, command, self._payloads.get(w))
         for i in envs:
             self.control.truncations[i] = True
@@ -300,8 +301,6 @@ class WorkerPool:
     def _run_alone(self, w: int, command: Command, payload: bytes | None) -> Reply:
         """Run one command on worker ``w`` and wait for it, outside the normal cycle (used while restarting)."""
         self.control.commands[w] = command
-        if command is Command.STEP:
-            self.control.stepping[self.slices[w].start : self.slices[w].stop] = 1
         self.command_ready[w].release()
         if payload is not None:
             self.connections[w].send_bytes(payload)

@@ -16,12 +16,13 @@ __all__ = ["Command", "EnvError", "RemoteTraceback", "Reply", "add_note", "captu
 class Command(IntEnum):
     """A command to a worker. Its code is written to the worker's slot in shared memory."""
 
-    STEP = 1
-    RESET = 2
-    CALL = 3
-    GET_ATTR = 4
-    SET_ATTR = 5
-    CLOSE = 6
+    STEP = 1  # every env of the worker's slice
+    STEP_SELECTED = 2  # pool mode: the envs whose ``stepping`` flag is set
+    RESET = 3
+    CALL = 4
+    GET_ATTR = 5
+    SET_ATTR = 6
+    CLOSE = 7
 
 
 class RemoteTraceback(Exception):

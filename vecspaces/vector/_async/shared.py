@@ -3,12 +3,13 @@
 =================  =======================================================================================
 part               contents
 =================  =======================================================================================
-``observations``   a :class:`SharedBatch` of ``num_envs`` observations (fixed-size leaves only), or None when
-                   observations travel through the pipes
+``observations``   one or more :class:`SharedBatch` of ``num_envs`` observations (fixed-size leaves only), or
+                   None when observations travel through the pipes. The first is the pool's own buffer; the
+                   others are lent to the caller in turn (see ``vecspaces.vector._async.lending``)
 ``actions``        a :class:`SharedBatch` of ``num_envs`` actions (fixed-size leaves only)
 ``control``        per env: reward (float64), terminated, truncated (bool), whether to step it (int8); per
                    worker: the command code (int32), whether it finished it and whether a reply follows in
-                   the pipe (int8)
+                   the pipe (int8); which observation buffer the current command writes (int32)
 =================  =======================================================================================
 
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
@@ -26,6 +27,7 @@ import numpy.typing as npt
 
 from vecspaces.error import CustomSpaceError
 from vecspaces.spaces import Box, Dict, Space
+from vecspaces.vector._async.lending import buffers_needed
 from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
 
 __all__ = ["Control", "SharedStepMemory"]
@@ -42,6 +44,7 @@ class Control:
     has_reply: npt.NDArray[np.int8]
     finished: npt.NDArray[np.int8]
     stepping: npt.NDArray[np.int8]
+    generation: npt.NDArray[np.int32]
 
 
 def _control_space(num_envs: int, num_workers: int) -> Dict:
@@ -53,6 +56,7 @@ def _control_space(num_envs: int, num_workers: int) -> Dict:
         has_reply=Box(0, 1, (num_workers,), np.int8),
         finished=Box(0, 1, (num_workers,), np.int8),
         stepping=Box(0, 1, (num_envs,), np.int8),
+        generation=Box(0, 100, (1,), np.int32),
     )
 
 
@@ -66,6 +70,7 @@ class SharedStepMemory:
         num_envs: the batch size.
         num_workers: the number of worker processes.
         shared_observations: False to send observations through the pipes (``observations`` is None then).
+        lend_observations: whether to allocate spare observation buffers to lend (``copy=True``).
     """
 
     def __init__(
@@ -76,12 +81,15 @@ class SharedStepMemory:
         num_envs: int,
         num_workers: int,
         shared_observations: bool = True,
+        lend_observations: bool = False,
     ) -> None:
-        self.observations: SharedBatch | None = None
+        self.observations: tuple[SharedBatch, ...] | None = None
         if shared_observations:
             # A custom space without a layout: its observations travel through the pipes.
             with contextlib.suppress(CustomSpaceError):
-                self.observations = SharedLayout(observation_space, num_envs).allocate(ctx, name="obs")
+                layout = SharedLayout(observation_space, num_envs)
+                copies = buffers_needed(layout, lend_observations)
+                self.observations = tuple(layout.allocate(ctx, name="obs") for _ in range(copies))
         self.actions: SharedBatch = SharedLayout(action_space, num_envs).allocate(ctx, name="action")
         self._control: SharedBatch = SharedLayout(_control_space(num_envs, num_workers), 1).allocate(ctx)
 

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import operator
 import os
 import pickle
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import cloudpickle
 import numpy as np
 
-from vecspaces._ops.layout import ArrayLeaf
+from vecspaces._ops.layout import ArrayLeaf, DictNode, TupleNode
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
 from vecspaces.vector._async.shared import Control, SharedStepMemory
@@ -99,8 +100,13 @@ class _ParentGone(Exception):
     """The main process exited: the worker has no one left to work for."""
 
 
-# The commands whose arguments follow through the pipe (STEP too when actions have variable-size leaves).
+# The commands whose arguments always follow through the pipe (a step's too when actions have variable-size
+# leaves). Indexed by command code, so the worker turns the code it reads into a command without Enum lookup.
 _COMMANDS_WITH_ARGUMENTS = (Command.RESET, Command.CALL, Command.GET_ATTR, Command.SET_ATTR)
+_STEPS = (Command.STEP, Command.STEP_SELECTED)
+_BY_CODE: tuple[Command | None, ...] = tuple(
+    Command(code) if code in Command._value2member_map_ else None for code in range(max(Command) + 1)
+)
 
 
 class _Worker:
@@ -115,16 +121,18 @@ class _Worker:
         self.spin = AdaptiveSpin(config.spin_seconds)
 
     def serve(self) -> None:
+        commands, index, handle = self.control.commands, self.index, self.envs.handle
+        piped_steps = self.envs.variable_actions
         while True:
             if not self.wait_for_command():
-                self.envs.handle(Command.CLOSE, None)
+                handle(Command.CLOSE, None)
                 return
-            command = Command(int(self.control.commands[self.index]))
+            command = _BY_CODE[commands[index]]
+            assert command is not None  # the main process writes only Command codes
             arguments = None
-            if command in _COMMANDS_WITH_ARGUMENTS or (command is Command.STEP and self.envs.variable_actions):
+            if command in _COMMANDS_WITH_ARGUMENTS or (piped_steps and command in _STEPS):
                 arguments = pickle.loads(self.connection.recv_bytes())
-            reply = self.envs.handle(command, arguments)
-            self.finish(reply, _activity(command, arguments))
+            self.finish(handle(command, arguments), command, arguments)
             if command is Command.CLOSE:
                 return
 
@@ -143,9 +151,9 @@ class _Worker:
         if parent is not None and not parent.is_alive():
             raise _ParentGone
 
-    def finish(self, reply: Reply, activity: str) -> None:
+    def finish(self, reply: Reply | None, command: Command, arguments: Any) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
-        payload = _serialise(reply, activity) if reply else None
+        payload = _serialise(reply, _activity(command, arguments)) if reply else None
         self.control.has_reply[self.index] = payload is not None
         self.control.finished[self.index] = 1
         self.config.completions.release()
@@ -156,7 +164,9 @@ class _Worker:
 class EnvSlice:
     """A contiguous slice of sub-envs and the commands they run, in a worker or in the main process.
 
-    Both places run the same code, so an env behaves the same wherever it lives.
+    Both places run the same code, so an env behaves the same wherever it lives. A command returns a
+    :class:`Reply` only when there is something to send back (infos, variable-size leaves, results, errors):
+    most steps send nothing but the completion signal.
 
     Args:
         env_indices: the envs' indices in the vector env.
@@ -170,6 +180,7 @@ class EnvSlice:
     ) -> None:
         self.env_indices = env_indices
         self.runners = [EnvRunner(env, i, autoreset_mode) for i, env in zip(env_indices, envs, strict=True)]
+        self.positions = range(len(self.runners))
         self.control: Control = memory.control()
         self.variable_actions = bool(memory.actions.layout.variable_leaves)
         envs_slice = slice(env_indices.start, env_indices.stop)
@@ -177,10 +188,13 @@ class EnvSlice:
         self.terminations = self.control.terminations[envs_slice]
         self.truncations = self.control.truncations[envs_slice]
         self.stepping = self.control.stepping[envs_slice]
+        self.generation = self.control.generation
         self.read_actions = _action_reader(memory.actions, envs_slice)
-        self.write_observation = _observation_writer(memory.observations)
-        self.handlers: dict[Command, Callable[[Any], Reply]] = {
+        # One writer per observation buffer; the main process says which one a command writes.
+        self.writers = _observation_writers(memory.observations)
+        self.handlers: dict[Command, Callable[[Any], Reply | None]] = {
             Command.STEP: self.step,
+            Command.STEP_SELECTED: self.step_selected,
             Command.RESET: self.reset,
             Command.CALL: self.call,
             Command.GET_ATTR: self.get_attr,
@@ -188,39 +202,55 @@ class EnvSlice:
             Command.CLOSE: self.close,
         }
 
-    def handle(self, command: Command, arguments: Any) -> Reply:
-        """Run ``command`` with its (decoded) arguments on every env of the slice."""
+    def handle(self, command: Command, arguments: Any) -> Reply | None:
+        """Run ``command`` with its (decoded) arguments on the envs of the slice."""
         return self.handlers[command](arguments)
 
-    def step(self, piped_actions: dict[int, Any] | None) -> Reply:
-        reply = Reply()
-        # Actions with variable-size leaves come whole with the command; the others from shared memory.
-        actions = [piped_actions[i] for i in self.env_indices] if piped_actions is not None else self.read_actions()
-        rewards, terminations, truncations = self.rewards, self.terminations, self.truncations
+    def step(self, piped_actions: dict[int, Any] | None) -> Reply | None:
+        """Step every env of the slice."""
+        return self._step(piped_actions, self.positions)
+
+    def step_selected(self, piped_actions: dict[int, Any] | None) -> Reply | None:
+        """Step the envs whose ``stepping`` flag is set (pool mode), clearing the flags."""
         stepping = self.stepping
-        write_observation = self.write_observation
-        for position, (runner, action) in enumerate(zip(self.runners, actions, strict=True)):
-            if not stepping[position]:
-                continue  # pool mode: this env was not sent an action
-            stepping[position] = 0
-            i = runner.index
+        positions = [position for position in self.positions if stepping[position]]
+        stepping[:] = 0
+        return self._step(piped_actions, positions)
+
+    def _step(self, piped_actions: dict[int, Any] | None, positions: Iterable[int]) -> Reply | None:
+        # Actions with variable-size leaves come whole with the command; the others from shared memory.
+        actions = self.read_actions() if piped_actions is None else [piped_actions.get(i) for i in self.env_indices]
+        rewards, terminations, truncations = self.rewards, self.terminations, self.truncations
+        runners = self.runners
+        write = self.writers[self.generation[0]]
+        reply = None
+        for position in positions:
+            runner = runners[position]
             try:
-                obs, reward, terminated, truncated, info = runner.step(action)
+                obs, reward, terminated, truncated, info = runner.step(actions[position])
                 rewards[position] = reward
                 terminations[position] = terminated
                 truncations[position] = truncated
-                variable = write_observation(i, obs)
-                if variable:
-                    reply.variable[i] = variable
-                if info:
-                    reply.infos[i] = info
+                variable = write(runner.index, obs)
             except Exception as error:
-                reply.errors.append(capture_error(error, i, "step"))
+                if reply is None:
+                    reply = Reply()
+                reply.errors.append(capture_error(error, runner.index, "step"))
+                continue
+            if variable or info:
+                if reply is None:
+                    reply = Reply()
+                if variable:
+                    reply.variable[runner.index] = variable
+                if info:
+                    reply.infos[runner.index] = info
         return reply
 
-    def reset(self, arguments: tuple[list[int | None], dict[str, Any] | None, list[bool]]) -> Reply:
+    def reset(self, arguments: tuple[list[int | None], dict[str, Any] | None, list[bool]]) -> Reply | None:
+        """Reset the selected envs of the slice with their seeds and the shared options."""
         seeds, options, mask = arguments
         reply = Reply()
+        write = self.writers[self.generation[0]]
         for position, (runner, seed, selected) in enumerate(zip(self.runners, seeds, mask, strict=True)):
             if not selected:
                 continue
@@ -229,7 +259,7 @@ class EnvSlice:
                 obs, info = runner.reset(seed=seed, options=options)
                 self.rewards[position] = 0.0
                 self.terminations[position] = self.truncations[position] = False
-                variable = self.write_observation(i, obs)
+                variable = write(i, obs)
                 if variable:
                     reply.variable[i] = variable
                 if info:
@@ -311,12 +341,22 @@ def _action_reader(actions: SharedBatch, envs: slice) -> Callable[[], list[Any]]
     return lambda: [_owned(actions.read_env(i)) for i in indices]
 
 
-def _observation_writer(observations: SharedBatch | None) -> Callable[[int, Any], list[Any] | None]:
-    """A function writing one env's observation; it returns what must travel by pipe instead, if anything."""
+def _observation_writers(
+    observations: tuple[SharedBatch, ...] | None,
+) -> list[Callable[[int, Any], list[Any] | None]]:
+    """Per observation buffer, a function writing one env's observation there (see :func:`_observation_writer`)."""
     if observations is None:
-        return lambda index, obs: [obs]
+        return [lambda index, obs: [obs]]
+    return [_observation_writer(batch) for batch in observations]
+
+
+def _observation_writer(observations: SharedBatch) -> Callable[[int, Any], list[Any] | None]:
+    """A function writing one env's observation; it returns what must travel by pipe instead, if anything."""
     layout = observations.layout
     write = observations.write
+    flat = _flat_container_writer(observations)
+    if flat is not None:
+        return flat
     if is_single_array(layout):
         slot = layout.slots[0]
         rows = [views[0] for views in observations.env_views]
@@ -336,6 +376,68 @@ def _observation_writer(observations: SharedBatch | None) -> Callable[[int, Any]
         return list(variable) if variable else None
 
     return write_any
+
+
+def _flat_container_writer(observations: SharedBatch) -> Callable[[int, Any], None] | None:
+    """For a Dict or Tuple of arrays: a writer that checks every leaf cheaply, then copies, else None.
+
+    A value that is not exactly of the stored shapes and dtypes goes through the checked write, which
+    converts what it can and raises what it cannot; so does anything the cheap checks are unsure of.
+    """
+    layout = observations.layout
+    root, leaves = layout.nodes[0], layout.nodes[1:]
+    if not isinstance(root, (DictNode, TupleNode)) or len(leaves) < 2:
+        return None
+    if not all(isinstance(leaf, ArrayLeaf) and len(leaf.path) == 1 for leaf in leaves):
+        return None
+    container = dict if isinstance(root, DictNode) else tuple
+    count = len(leaves)
+    # One call fetches every leaf; slots follow the leaves' order, so env_views[i][k] holds leaf k.
+    get = operator.itemgetter(*(leaf.path[0] for leaf in leaves))
+    checks = tuple(_exact_value_check(leaf) for leaf in leaves)  # type: ignore[arg-type]  # all ArrayLeaf
+    env_rows = observations.env_views
+    write = observations.write
+
+    def write_flat(index: int, obs: Any) -> None:
+        if type(obs) is container and len(obs) == count:
+            try:
+                values = get(obs)
+            except (KeyError, IndexError):
+                values = ()
+            if len(values) == count:
+                for check, value in zip(checks, values):  # noqa: B905 (lengths checked above)
+                    if not check(value):
+                        break
+                else:
+                    for row, value in zip(env_rows[index], values):  # noqa: B905
+                        row[...] = value
+                    return
+        write(index, obs)
+
+    return write_flat
+
+
+def _exact_value_check(leaf: ArrayLeaf) -> Callable[[Any], bool]:
+    """A cheap test that a value can be copied into the leaf's slot as it is (no conversion, no overflow)."""
+    shape, dtype = leaf.shape, leaf.dtype
+    ndarray = np.ndarray
+    if shape:
+        return lambda value: type(value) is ndarray and value.shape == shape and value.dtype == dtype
+    scalar = dtype.type
+    python_type = (
+        {"b": bool, "i": int, "f": float}.get(dtype.kind) if dtype.itemsize == 8 or dtype.kind == "b" else None
+    )
+
+    def check_scalar(value: Any) -> bool:
+        kind = type(value)
+        if kind is scalar:
+            return True
+        if kind is ndarray:
+            return value.shape == () and value.dtype == dtype
+        # Python numbers only where the slot holds every value of their type (an int must fit in int64).
+        return kind is python_type and (kind is not int or -(2**63) <= value < 2**63)
+
+    return check_scalar
 
 
 def _owned(value: Any) -> Any:

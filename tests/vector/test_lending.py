@@ -1,0 +1,130 @@
+"""copy=True without copies: large observation leaves are lent from spare shared buffers (see _async.lending)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.vector.envs import FrameEnv
+from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async.lending import SPARE_BUFFERS
+
+pytestmark = pytest.mark.timeout(60)
+
+NUM_ENVS = 4
+
+
+def frame_pool(**kwargs: Any) -> AsyncVectorEnv:
+    return AsyncVectorEnv([functools.partial(FrameEnv, label) for label in range(NUM_ENVS)], num_workers=2, **kwargs)
+
+
+def expected_values(counts: list[int], starts: list[int] | None = None) -> list[int]:
+    starts = starts or [0] * NUM_ENVS
+    return [(label * 50 + start + count) % 256 for label, (start, count) in enumerate(zip(starts, counts, strict=True))]
+
+
+def frame_values(obs: dict[str, Any]) -> list[int]:
+    """The value each env's frame is filled with (checking the frame is uniform)."""
+    frames = obs["frame"]
+    assert (frames == frames[:, :1, :1]).all()
+    return frames[:, 0, 0].tolist()
+
+
+def address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+@pytest.mark.parametrize("context", ["fork", "forkserver", "spawn"])
+def test_batches_the_caller_holds_are_never_overwritten(context: str) -> None:
+    # Holding more batches than there are spare buffers exercises the fallback (write the own buffer, copy).
+    with frame_pool(context=context) as envs:
+        held = [envs.reset(seed=0)[0]]
+        for _ in range(SPARE_BUFFERS + 3):
+            held.append(envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0])
+        for step, obs in enumerate(held):
+            assert frame_values(obs) == expected_values([step] * NUM_ENVS)
+            assert obs["count"].tolist() == [step] * NUM_ENVS
+
+
+def test_large_leaves_are_lent_and_small_leaves_copied() -> None:
+    with frame_pool() as envs:
+        obs, _ = envs.reset(seed=0)
+        own_buffer = envs._memory.observations[0]  # type: ignore[index]
+        assert not obs["frame"].flags.owndata  # lent: a view of a spare shared buffer
+        assert not any(np.shares_memory(obs["frame"], view) for view in own_buffer.batch_views)
+        assert obs["count"].flags.owndata  # small: copied
+
+
+def test_released_buffers_are_reused() -> None:
+    with frame_pool() as envs:
+        envs.reset(seed=0)
+        addresses = {address(envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]["frame"]) for _ in range(20)}
+    assert len(addresses) == 1  # each batch is dropped before the next step: the same spare buffer again
+
+
+def test_a_slice_of_a_lent_array_keeps_its_buffer_lent() -> None:
+    with frame_pool() as envs:
+        envs.reset(seed=0)
+        first_row = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]["frame"][1]  # the batch itself is dropped
+        seen = set()
+        for _ in range(6):
+            obs = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]
+            seen.add(address(obs["frame"]))
+            del obs
+        assert (first_row == expected_values([1] * NUM_ENVS)[1]).all()
+        assert address(first_row) - first_row.nbytes not in seen  # the start of the batch it was lent from
+
+
+def test_masked_reset_keeps_the_other_envs_observations_when_it_writes_another_buffer() -> None:
+    with frame_pool() as envs:
+        envs.reset(seed=0)
+        stepped = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]  # held: the reset writes another buffer
+        mask = np.array([True, False, True, False])
+        obs, _ = envs.reset(options={"reset_mask": mask, "start": 7})
+        assert frame_values(obs) == [
+            expected_values([0] * NUM_ENVS, [7] * NUM_ENVS)[0],
+            expected_values([1] * NUM_ENVS)[1],
+            expected_values([0] * NUM_ENVS, [7] * NUM_ENVS)[2],
+            expected_values([1] * NUM_ENVS)[3],
+        ]
+        assert obs["count"].tolist() == [0, 1, 0, 1]
+        assert frame_values(stepped) == expected_values([1] * NUM_ENVS)
+
+
+def test_an_env_whose_step_failed_keeps_its_last_observation() -> None:
+    with frame_pool() as envs:
+        envs.reset(seed=0)
+        held = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]
+        with pytest.raises(ValueError, match="action 9 is refused"):
+            envs.step(np.array([0, 9, 0, 0]))
+        # Env 1 failed (still at step 1); the others took their second step.
+        obs, _ = envs.reset(options={"reset_mask": np.array([True, False, False, False])})
+        assert obs["count"].tolist() == [0, 1, 2, 2]
+        assert frame_values(obs)[1:] == expected_values([0, 1, 2, 2])[1:]
+        assert frame_values(held) == expected_values([1] * NUM_ENVS)
+
+
+def test_pool_mode_after_lent_steps_sees_every_env_latest_observation() -> None:
+    with frame_pool(batch_size=NUM_ENVS) as envs:
+        envs.reset(seed=0)
+        held = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]
+        envs.send(np.zeros(2, dtype=np.int64), [0, 1])
+        obs, *_, env_ids = envs.recv()
+        assert env_ids.tolist() == [0, 1]
+        assert obs["count"].tolist() == [2, 2]
+        # Envs 2 and 3 were not stepped in pool mode: a reset of env 0 alone shows their step-1 observations.
+        obs, _ = envs.reset(options={"reset_mask": np.array([True, False, False, False])})
+        assert obs["count"].tolist() == [0, 2, 1, 1]
+        assert frame_values(held) == expected_values([1] * NUM_ENVS)
+
+
+def test_copy_false_returns_views_of_one_buffer() -> None:
+    with frame_pool(copy=False) as envs:
+        first = envs.reset(seed=0)[0]
+        second = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]
+        assert np.shares_memory(first["frame"], second["frame"])
+        assert first["count"].tolist() == [1] * NUM_ENVS  # overwritten by the step, as documented
+        assert len(envs._memory.observations) == 1  # type: ignore[arg-type]
