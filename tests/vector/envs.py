@@ -172,3 +172,36 @@ class FrameEnv(Env[Any, Any]):
             raise ValueError("action 9 is refused")
         self.count += 1
         return self._observe(), 0.0, False, False, {}
+
+
+class DictFaultyEnv(Env[Any, Any]):
+    """A Dict observation ``{"pos": Box(3,), "camera": Box(4x4 uint8)}``; at step ``at_step`` it returns a
+    broken one as ``fault`` says: "missing_key" (no camera), "bad_leaf_shape" (a 3x3 camera), "bad_leaf_dtype"
+    (a camera of strings)."""
+
+    observation_space = Dict(pos=Box(-1.0, 1.0, (3,), np.float32), camera=Box(0, 255, (4, 4), np.uint8))
+    action_space = Discrete(2)
+
+    def __init__(self, fault: str = "", at_step: int = 1) -> None:
+        self.fault = fault
+        self.at_step = at_step
+        self.count = 0
+
+    def _observe(self) -> dict[str, Any]:
+        obs: dict[str, Any] = {"pos": np.zeros(3, np.float32), "camera": np.zeros((4, 4), np.uint8)}
+        if self.count == self.at_step and self.fault == "missing_key":
+            del obs["camera"]
+        elif self.count == self.at_step and self.fault == "bad_leaf_shape":
+            obs["camera"] = np.zeros((3, 3), np.uint8)
+        elif self.count == self.at_step and self.fault == "bad_leaf_dtype":
+            obs["camera"] = np.full((4, 4), "x")
+        return obs
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.count = 0
+        return self._observe(), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self.count += 1
+        return self._observe(), 0.0, False, False, {}

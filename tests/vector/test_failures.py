@@ -15,8 +15,9 @@ import numpy as np
 import psutil
 import pytest
 
-from tests.vector.envs import CountdownEnv, FaultyEnv, TwoArgumentError, failing_factory
-from vecspaces.error import AlreadyPendingCallError, ClosedEnvironmentError, WorkerDiedError
+from tests.vector.envs import CountdownEnv, DictFaultyEnv, FaultyEnv, SpaceEnv, TwoArgumentError, failing_factory
+from vecspaces.error import AlreadyPendingCallError, ClosedEnvironmentError, SpaceMismatchError, WorkerDiedError
+from vecspaces.spaces import Box, Discrete
 from vecspaces.vector import AsyncVectorEnv
 from vecspaces.vector._async.protocol import RemoteTraceback
 
@@ -136,6 +137,97 @@ def test_observation_not_matching_the_space_names_env_and_leaf(context: str, fau
         assert "obs" in str(caught.value)
         assert any("env 2" in note for note in caught.value.__notes__)
         envs.reset(seed=0)
+
+
+@pytest.mark.parametrize(
+    ("fault", "error_type", "expected"),
+    [
+        (
+            "missing_key",
+            ValueError,
+            r"has missing keys, expected a dict with the keys \['pos', 'camera'\].*missing \['camera'\]",
+        ),
+        (
+            "bad_leaf_shape",
+            ValueError,
+            r"wrong shape, expected an array of shape \(4, 4\).*got .*\(3, 3\).* at obs\['camera'\]",
+        ),
+        ("bad_leaf_dtype", TypeError, r"wrong dtype, expected .*got .*<U1.* at obs\['camera'\]"),
+    ],
+)
+def test_dict_observation_not_matching_the_space_names_env_path_expected_and_got(
+    context: str, fault: str, error_type: type[Exception], expected: str
+) -> None:
+    fns = [DictFaultyEnv, DictFaultyEnv, functools.partial(DictFaultyEnv, fault)]
+    with AsyncVectorEnv(fns, context=context, num_workers=2) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(error_type, match=expected) as caught:
+            envs.step(np.array([0, 0, 0]))
+        assert "obs for env 2" in str(caught.value)
+        assert any("env 2" in note for note in caught.value.__notes__)
+        obs, _ = envs.reset(seed=0)  # the worker survived
+        assert obs["camera"].shape == (3, 4, 4)
+
+
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("call", ["reset", "call", "set_attr"])
+def test_a_worker_killed_while_idle_is_reported_by_the_next_call(context: str, call: str, restart: bool) -> None:
+    envs = AsyncVectorEnv(
+        [functools.partial(CountdownEnv, 100, label) for label in range(3)],
+        context=context,
+        num_workers=2,
+        restart_workers=restart,
+    )
+    envs.reset(seed=0)
+    envs.step(STEP)
+    os.kill(worker_pids(envs)[1], 9)
+    assert_gone(worker_pids(envs)[1:])  # dead (a zombie until the pool reaps it)
+    run = {
+        "reset": lambda: envs.reset(seed=5),
+        "call": lambda: envs.call("label"),
+        "set_attr": lambda: envs.set_attr("label", 7),
+    }[call]
+    if not restart:
+        with pytest.raises(WorkerDiedError, match=r"worker 1 \(pid \d+, envs 2\) died with SIGKILL"):
+            run()
+        with pytest.raises(WorkerDiedError):  # the pool says it is broken, not that a call is pending
+            envs.step(STEP)
+    else:
+        result = run()
+        if call == "reset":
+            obs, infos = result
+            assert obs[:, 0].tolist() == [0, 0, 0]
+            assert infos["_worker_restarted"].tolist() == [False, False, True]
+            assert infos["seed"].tolist() == [5, 6, 7]
+        elif call == "call":
+            assert result == (0, 1, 2)
+        assert envs.restarts == 1
+        obs, *_ = envs.step(STEP)
+        assert obs[2, 0] >= 1
+    pids = worker_pids(envs)
+    envs.close()
+    assert_gone([pid for pid in pids if pid is not None])
+
+
+def test_a_constructor_failing_after_the_workers_started_stops_them(context: str) -> None:
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    # Env 1 has other bounds than env 0: observation_mode="same" refuses them once the workers described them.
+    with pytest.raises(SpaceMismatchError, match="env 1's observation space differs"):
+        AsyncVectorEnv([DictFaultyEnv, functools.partial(SpaceEnv, Box(0, 2, (3,)), Discrete(2))], context=context)
+    time.sleep(0.2)
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and _running(p.pid)]
+    left = [
+        p for p in left if "forkserver" not in " ".join(p.cmdline()) and "resource_tracker" not in " ".join(p.cmdline())
+    ]
+    assert not left, f"processes left running: {left}"
+
+
+def test_a_worker_function_of_the_wrong_signature_is_refused() -> None:
+    def gymnasium_style(index, env_fn, pipe, parent_pipe, shared_memory, error_queue, autoreset_mode):
+        pass
+
+    with pytest.raises(TypeError, match="worker does not take one argument"):
+        AsyncVectorEnv([CountdownEnv], worker=gymnasium_style)
 
 
 def test_unpicklable_info_names_the_key_and_the_worker_survives(context: str) -> None:

@@ -11,7 +11,7 @@ from vecspaces._ops.flatten import is_space_dtype_shape_equiv
 from vecspaces.error import InvalidTypeError, InvalidValueError, SpaceMismatchError, message, show
 from vecspaces.spaces import Space, from_gymnasium
 
-__all__ = ["VectorSpaces", "as_vecspaces_space", "resolve_spaces"]
+__all__ = ["VectorSpaces", "as_vecspaces_space", "check_observation_mode", "resolve_spaces"]
 
 ObservationMode = str | tuple[Space[Any], Space[Any]]
 
@@ -36,6 +36,34 @@ def as_vecspaces_space(space: Any, what: str) -> Space[Any]:
         raise InvalidTypeError(
             message(f"{what} is not a space", expected="a vecspaces or gymnasium space", got=show(space))
         ) from error
+
+
+def check_observation_mode(observation_mode: Any) -> None:
+    """Raise if ``observation_mode`` is not ``"same"``, ``"different"`` or a ``(batched, single)`` pair of spaces.
+
+    Example:
+        >>> check_observation_mode("sometimes")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vecspaces.error.InvalidValueError: observation_mode is invalid, expected 'same', 'different' or a ...
+    """
+    if isinstance(observation_mode, tuple):
+        if len(observation_mode) != 2 or not all(isinstance(space, Space) for space in observation_mode):
+            raise InvalidTypeError(
+                message(
+                    "observation_mode pair is invalid",
+                    expected="(batched observation space, single observation space)",
+                    got=show(observation_mode),
+                )
+            )
+    elif not isinstance(observation_mode, str) or observation_mode not in ("same", "different"):
+        raise InvalidValueError(
+            message(
+                "observation_mode is invalid",
+                expected="'same', 'different' or a (batched, single) pair of spaces",
+                got=show(observation_mode),
+            )
+        )
 
 
 def resolve_spaces(
@@ -66,30 +94,15 @@ def resolve_spaces(
                     fix="every sub-env must have the same action space",
                 )
             )
+    check_observation_mode(observation_mode)
     if isinstance(observation_mode, tuple):
-        if len(observation_mode) != 2 or not all(isinstance(space, Space) for space in observation_mode):
-            raise InvalidTypeError(
-                message(
-                    "observation_mode pair is invalid",
-                    expected="(batched observation space, single observation space)",
-                    got=show(observation_mode),
-                )
-            )
         batched, single = observation_mode
     elif observation_mode == "same":
         single = observation_spaces[0]
         batched = batch_space(single, len(observation_spaces))
-    elif observation_mode == "different":
+    else:
         single = observation_spaces[0]
         batched = batch_differing_spaces(list(observation_spaces))
-    else:
-        raise InvalidValueError(
-            message(
-                "observation_mode is invalid",
-                expected="'same', 'different' or a (batched, single) pair of spaces",
-                got=show(observation_mode),
-            )
-        )
     for index, space in enumerate(observation_spaces):
         if observation_mode == "same" and space != single:
             raise SpaceMismatchError(

@@ -48,6 +48,7 @@ Failure semantics:
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import multiprocessing
 import weakref
@@ -77,7 +78,7 @@ from vecspaces.vector._async.pool import WorkerPool, stop_processes
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, is_single_array, run_worker
-from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, resolve_spaces
+from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, check_observation_mode, resolve_spaces
 from vecspaces.vector.infos import add_info
 from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
 
@@ -166,6 +167,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.timeout = timeout
         self.restart_workers = restart_workers
         self.batch_size = _batch_size(batch_size, self.num_envs)
+        check_observation_mode(observation_mode)
+        _check_worker(worker)
         local = _local_count(main_process_envs, self.num_envs)
         self.num_workers = _worker_count(num_workers, self.num_envs - local)
         slices = [range(local + s.start, local + s.stop) for s in _split(self.num_envs - local, self.num_workers)]
@@ -227,7 +230,16 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 self._local.close()
             raise
         self.closed = False
+        try:
+            self._prepare_batches(observation_mode, descriptions, copy)
+        except BaseException:
+            self.close(terminate=True)
+            raise
 
+    def _prepare_batches(
+        self, observation_mode: ObservationMode, descriptions: list[dict[str, Any]], copy: bool
+    ) -> None:
+        """Decide the batched spaces from the envs' descriptions, and how batches are read and written."""
         spaces = resolve_spaces(
             observation_mode,
             [
@@ -617,9 +629,13 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._call = None
         replies, self._replies = self._replies, {}
         if self._lender is not None and command in (Command.STEP, Command.RESET):
-            # Envs that did not write this time keep their last observation in the new buffer.
-            failed = [error.env_index for error in self._env_errors if error.env_index is not None]
-            self._lender.settle(failed + self._not_reset if command is Command.RESET else failed)
+            # Envs that did not write this time keep their last observation in the new buffer (the envs of
+            # a restarted worker were all reset anew).
+            stale = [error.env_index for error in self._env_errors if error.env_index is not None]
+            if command is Command.RESET:
+                stale += [i for i in self._not_reset if i not in pool.restarted_envs]
+            self._lender.settle(stale)
+        pool.restarted_envs.clear()
         self._raise_env_errors()
         return replies
 
@@ -741,6 +757,29 @@ def _local_count(requested: int, num_envs: int) -> int:
 
 def _ignore_reply(w: int, command: Command, reply: Reply | None) -> None:
     """The pool's reply handler after close."""
+
+
+def _check_worker(worker: Any) -> None:
+    """A custom worker is called with one ``WorkerConfig`` (Gymnasium's takes seven positional arguments)."""
+    if worker is None:
+        return
+    problem = None if callable(worker) else "is not callable"
+    if problem is None:
+        try:
+            inspect.signature(worker).bind(None)
+        except TypeError:
+            problem = "does not take one argument"
+        except ValueError:  # no signature to inspect (some builtins): trust it
+            pass
+    if problem:
+        raise InvalidTypeError(
+            message(
+                f"worker {problem}",
+                expected="a function called in each worker process with one WorkerConfig",
+                got=show(worker),
+                fix="start from vecspaces.vector._async.worker.run_worker; Gymnasium's worker functions do not fit",
+            )
+        )
 
 
 def _batch_size(requested: int | None, num_envs: int) -> int:

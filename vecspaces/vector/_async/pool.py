@@ -86,6 +86,8 @@ class WorkerPool:
         self.busy: dict[int, Command] = {}
         self.broken: str | None = None
         self.restarts = 0
+        # The envs of restarted workers since the owner last cleared it: they were reset anew.
+        self.restarted_envs: set[int] = set()
         self.startup_timeout = 0.0
         self._payloads: dict[int, bytes | None] = {}
         self._owed = 0
@@ -191,13 +193,21 @@ class WorkerPool:
     # -- commands -------------------------------------------------------------------------------------------
 
     def dispatch(self, w: int, command: Command, payload: bytes | None = None) -> None:
-        """Give worker ``w`` a command (it must be idle)."""
+        """Give worker ``w`` a command (it must be idle).
+
+        Raises:
+            WorkerDiedError: the worker died while idle (and restarting is off or failed); with restarting on,
+                the new worker runs the command and its results are delivered like any other.
+        """
         self.control.commands[w] = command
-        self.command_ready[w].release()
-        if payload is not None:
-            self.connections[w].send_bytes(payload)
         self._payloads[w] = payload
         self.busy[w] = command
+        self.command_ready[w].release()
+        if payload is not None:
+            try:
+                self.connections[w].send_bytes(payload)
+            except OSError:  # BrokenPipeError, ConnectionResetError: the worker is gone
+                self._handle_death(w, command.name.lower(), self.busy.pop(w))
 
     def collect(self, done: Callable[[], bool], call: str, timeout: float | None) -> None:
         """Wait for workers to finish until ``done()`` holds; replies go to ``on_reply`` as they come.
@@ -224,8 +234,16 @@ class WorkerPool:
         for w in [w for w in self.busy if finished[w]]:
             finished[w] = 0
             command = self.busy.pop(w)
-            reply = self._read_reply(w) if self.control.has_reply[w] else None
             taken += 1
+            if not self.control.has_reply[w]:
+                self.on_reply(w, command, None)
+                continue
+            try:
+                reply = self._read_reply(w)
+            except _DiedSending:
+                # Restarting: the new worker ran the command again and its results were delivered.
+                self._handle_death(w, "sending its reply", command)
+                continue
             self.on_reply(w, command, reply)
         return taken
 
@@ -233,9 +251,11 @@ class WorkerPool:
         connection = self.connections[w]
         while not connection.poll(WAIT_SLICE_SECONDS):
             if not self.processes[w].is_alive():
-                self._handle_death(w, "sending its reply")
-                return Reply()
-        reply: Reply = pickle.loads(connection.recv_bytes())
+                raise _DiedSending
+        try:
+            reply: Reply = pickle.loads(connection.recv_bytes())
+        except (EOFError, OSError):  # it died in the middle of the message
+            raise _DiedSending from None
         return reply
 
     def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> None:
@@ -258,7 +278,7 @@ class WorkerPool:
                 return
             for w in sorted(self.busy):
                 if not self.processes[w].is_alive():
-                    self._handle_death(w, self.busy[w].name.lower())
+                    self._handle_death(w, self.busy[w].name.lower(), self.busy.pop(w))
                     # The restarted worker's results were delivered; that is progress for the caller.
                     self._owed += 1
                     return
@@ -272,12 +292,11 @@ class WorkerPool:
 
     # -- death and restart -------------------------------------------------------------------------------
 
-    def _handle_death(self, w: int, activity: str) -> None:
-        """Restart dead worker ``w`` and finish its command, or mark the pool broken and raise."""
+    def _handle_death(self, w: int, activity: str, command: Command) -> None:
+        """Restart dead worker ``w`` and finish its ``command``, or mark the pool broken and raise."""
         self.processes[w].join(0.1)
-        command = self.busy.pop(w, None)
         death = self.death_message(w, activity)
-        if not self.restart or command is None or command is Command.CLOSE:
+        if not self.restart or command is Command.CLOSE:
             self.broken = death
             raise WorkerDiedError(death)
         self.connections[w].close()
@@ -286,15 +305,27 @@ class WorkerPool:
         self.on_reply(w, command, self._rerun(w, command))
 
     def _rerun(self, w: int, command: Command) -> Reply:
-        """After a restart: reset the new envs, then redo ``command`` (a step reports the envs as truncated)."""
+        """After a restart: reset the new envs, then redo ``command``.
+
+        A step is not redone: the envs report the reset observation as the step's, ``truncated`` and with
+        ``info["worker_restarted"]``. A reset is redone with its seeds and options, its infos flagged the same
+        way. A call, get_attr or set_attr is redone on the freshly reset envs.
+        """
         envs = self.slices[w]
+        self.restarted_envs.update(envs)
         if command is Command.RESET:
-            return self._run_alone(w, Command.RESET, self._payloads.get(w))
-        reply = self._run_alone(w, Command.RESET, cloudpickle.dumps(([None] * len(envs), None, [True] * len(envs))))
-        if command not in (Command.STEP, Command.STEP_SELECTED):
-            return self._run_alone(w, command, self._payloads.get(w))
+            # Every env of the new worker needs a reset, also those a masked reset leaves alone.
+            payload = self._payloads[w]
+            assert payload is not None  # a reset always sends its seeds, options and mask
+            seeds, options, _ = pickle.loads(payload)
+            reply = self._run_alone(w, Command.RESET, cloudpickle.dumps((seeds, options, [True] * len(envs))))
+        else:
+            reset_all = cloudpickle.dumps(([None] * len(envs), None, [True] * len(envs)))
+            reply = self._run_alone(w, Command.RESET, reset_all)
+            if command not in (Command.STEP, Command.STEP_SELECTED):
+                return self._run_alone(w, command, self._payloads.get(w))
+            self.control.truncations[envs.start : envs.stop] = True
         for i in envs:
-            self.control.truncations[i] = True
             reply.infos[i] = {**reply.infos.get(i, {}), "worker_restarted": True}
         return reply
 
@@ -302,8 +333,12 @@ class WorkerPool:
         """Run one command on worker ``w`` and wait for it, outside the normal cycle (used while restarting)."""
         self.control.commands[w] = command
         self.command_ready[w].release()
-        if payload is not None:
-            self.connections[w].send_bytes(payload)
+        try:
+            if payload is not None:
+                self.connections[w].send_bytes(payload)
+        except OSError:
+            self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
+            raise WorkerDiedError(self.broken) from None
         while not self.control.finished[w]:
             if self.completions.acquire(timeout=WAIT_SLICE_SECONDS):
                 self._owed -= 1  # it may be another worker's count: accounted as paid in advance
@@ -312,7 +347,17 @@ class WorkerPool:
                 raise WorkerDiedError(self.broken)
         self.control.finished[w] = 0
         self._owed += 1
-        return self._read_reply(w) if self.control.has_reply[w] else Reply()
+        if not self.control.has_reply[w]:
+            return Reply()
+        try:
+            return self._read_reply(w)
+        except _DiedSending:
+            self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
+            raise WorkerDiedError(self.broken) from None
+
+
+class _DiedSending(Exception):
+    """A worker died before its whole reply was through the pipe."""
 
 
 def span(envs: range) -> str:
