@@ -205,3 +205,25 @@ class DictFaultyEnv(Env[Any, Any]):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         self.count += 1
         return self._observe(), 0.0, False, False, {}
+
+
+class SleepyEnv(CountdownEnv):
+    """Each reset and step sleeps ``seconds`` and reports in its info when it started and ended (perf_counter)."""
+
+    def __init__(self, seconds: float = 0.03) -> None:
+        super().__init__(length=1000)
+        self.seconds = seconds
+
+    def _timed(self, result: tuple[Any, ...]) -> tuple[Any, ...]:
+        import time
+
+        start = time.perf_counter()
+        time.sleep(self.seconds)
+        *rest, info = result
+        return (*rest, {**info, "started": start, "ended": time.perf_counter()})
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        return self._timed(super().reset(seed=seed, options=options))  # type: ignore[return-value]
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return self._timed(super().step(action))  # type: ignore[return-value]

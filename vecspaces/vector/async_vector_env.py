@@ -112,6 +112,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         worker: a replacement worker entry point, called with a ``WorkerConfig`` (advanced use).
         observation_mode: ``"same"``, ``"different"`` or a ``(batched, single)`` pair of spaces.
         autoreset_mode: an :class:`AutoresetMode` or its string value.
+        max_concurrency: at most this many sub-envs in ``reset`` or ``step`` at any one time, across all
+            workers (None: no limit).
         num_workers: how many processes share the envs (contiguous slices); default: the number of physical
             cores (from psutil), at most ``len(env_fns)``.
         batch_size: how many envs :meth:`recv` returns in pool mode (default: all of them).
@@ -144,6 +146,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         worker: Callable[[WorkerConfig], None] | None = None,
         observation_mode: ObservationMode = "same",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        max_concurrency: int | None = None,
         *,
         num_workers: int | None = None,
         batch_size: int | None = None,
@@ -167,6 +170,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.timeout = timeout
         self.restart_workers = restart_workers
         self.batch_size = _batch_size(batch_size, self.num_envs)
+        self.max_concurrency = _max_concurrency(max_concurrency)
         check_observation_mode(observation_mode)
         _check_worker(worker)
         local = _local_count(main_process_envs, self.num_envs)
@@ -193,10 +197,19 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         single_observation = observation_mode[1] if isinstance(observation_mode, tuple) else probe_observation
         context_object: Any = multiprocessing.get_context(context)
         self._memory = SharedStepMemory(
-            context_object, single_observation, probe_action, self.num_envs, self.num_workers, shared_memory, copy
+            context_object,
+            single_observation,
+            probe_action,
+            self.num_envs,
+            self.num_workers,
+            shared_memory,
+            copy,
+            self.max_concurrency,
         )
         self._control = self._memory.control()
-        self._local = EnvSlice(range(local), local_envs, self.autoreset_mode, self._memory) if local else None
+        self._local = (
+            EnvSlice(range(local), local_envs, self.autoreset_mode, self._memory, self.num_workers) if local else None
+        )
         self._local_pending: tuple[Command, Any] | None = None
         self._pool = WorkerPool(
             context_object,
@@ -780,6 +793,17 @@ def _check_worker(worker: Any) -> None:
                 fix="start from vecspaces.vector._async.worker.run_worker; Gymnasium's worker functions do not fit",
             )
         )
+
+
+def _max_concurrency(requested: Any) -> int | None:
+    if requested is None:
+        return None
+    if isinstance(requested, (bool, np.bool_)) or not isinstance(requested, (int, np.integer)) or requested < 1:
+        # A ValueError for a wrong type too, as Gymnasium raises.
+        raise InvalidValueError(
+            message("max_concurrency is invalid", expected="None or an int >= 1", got=show(requested))
+        )
+    return int(requested)
 
 
 def _batch_size(requested: int | None, num_envs: int) -> int:

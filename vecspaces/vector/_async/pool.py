@@ -13,6 +13,7 @@ noticed promptly instead of hanging the pool.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -295,6 +296,10 @@ class WorkerPool:
     def _handle_death(self, w: int, activity: str, command: Command) -> None:
         """Restart dead worker ``w`` and finish its ``command``, or mark the pool broken and raise."""
         self.processes[w].join(0.1)
+        if self.control.permits[w]:  # it died holding a concurrency permit: give it back for the others
+            self.control.permits[w] = 0
+            with contextlib.suppress(ValueError):  # it had released it after all
+                self.memory.concurrency.release()
         death = self.death_message(w, activity)
         if not self.restart or command is Command.CLOSE:
             self.broken = death

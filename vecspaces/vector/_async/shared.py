@@ -9,7 +9,8 @@ part               contents
 ``actions``        a :class:`SharedBatch` of ``num_envs`` actions (fixed-size leaves only)
 ``control``        per env: reward (float64), terminated, truncated (bool), whether to step it (int8); per
                    worker: the command code (int32), whether it finished it and whether a reply follows in
-                   the pipe (int8); which observation buffer the current command writes (int32)
+                   the pipe (int8), whether it holds a concurrency permit (int8); which observation buffer
+                   the current command writes (int32)
 =================  =======================================================================================
 
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
@@ -45,6 +46,7 @@ class Control:
     finished: npt.NDArray[np.int8]
     stepping: npt.NDArray[np.int8]
     generation: npt.NDArray[np.int32]
+    permits: npt.NDArray[np.int8]
 
 
 def _control_space(num_envs: int, num_workers: int) -> Dict:
@@ -57,6 +59,8 @@ def _control_space(num_envs: int, num_workers: int) -> Dict:
         finished=Box(0, 1, (num_workers,), np.int8),
         stepping=Box(0, 1, (num_envs,), np.int8),
         generation=Box(0, 100, (1,), np.int32),
+        # One more than the workers: the main process's own envs.
+        permits=Box(0, 1, (num_workers + 1,), np.int8),
     )
 
 
@@ -71,6 +75,10 @@ class SharedStepMemory:
         num_workers: the number of worker processes.
         shared_observations: False to send observations through the pipes (``observations`` is None then).
         lend_observations: whether to allocate spare observation buffers to lend (``copy=True``).
+        max_concurrency: at most this many envs of the pool in ``reset`` or ``step`` at once (None: no limit).
+
+    Attributes:
+        concurrency: the semaphore holding the ``max_concurrency`` permits, or None.
     """
 
     def __init__(
@@ -82,7 +90,9 @@ class SharedStepMemory:
         num_workers: int,
         shared_observations: bool = True,
         lend_observations: bool = False,
+        max_concurrency: int | None = None,
     ) -> None:
+        self.concurrency: Any = None if max_concurrency is None else ctx.BoundedSemaphore(max_concurrency)
         self.observations: tuple[SharedBatch, ...] | None = None
         if shared_observations:
             # A custom space without a layout: its observations travel through the pipes.

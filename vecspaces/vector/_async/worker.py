@@ -96,8 +96,8 @@ def _close_quietly(env: Any) -> None:
         env.close()
 
 
-class _ParentGone(Exception):
-    """The main process exited: the worker has no one left to work for."""
+class _ParentGone(BaseException):
+    """The main process exited: the worker has no one left to work for (not an env error: nothing catches it)."""
 
 
 # The commands whose arguments always follow through the pipe (a step's too when actions have variable-size
@@ -115,12 +115,20 @@ class _Worker:
     def __init__(self, config: WorkerConfig, envs: list[Any]) -> None:
         self.config = config
         self.index = config.worker_index
-        self.envs = EnvSlice(config.env_indices, envs, config.autoreset_mode, config.memory)
+        self.envs = EnvSlice(
+            config.env_indices, envs, config.autoreset_mode, config.memory, config.worker_index, _check_parent
+        )
         self.control = self.envs.control
         self.connection = config.connection
         self.spin = AdaptiveSpin(config.spin_seconds)
 
     def serve(self) -> None:
+        try:
+            self._serve()
+        except _ParentGone:
+            self.envs.handle(Command.CLOSE, None)
+
+    def _serve(self) -> None:
         commands, index, handle = self.control.commands, self.index, self.envs.handle
         piped_steps = self.envs.variable_actions
         while True:
@@ -145,11 +153,7 @@ class _Worker:
         return True
 
     def check_parent(self) -> None:
-        # multiprocessing's parent sentinel closes when the main process dies, even while it is an unreaped
-        # zombie; os.getppid() would not do: under forkserver a worker's parent is the fork server.
-        parent = multiprocessing.parent_process()
-        if parent is not None and not parent.is_alive():
-            raise _ParentGone
+        _check_parent()
 
     def finish(self, reply: Reply | None, command: Command, arguments: Any) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
@@ -173,13 +177,25 @@ class EnvSlice:
         envs: the envs.
         autoreset_mode: the vector env's autoreset mode.
         memory: the pool's shared memory (observations, actions, control).
+        slot: where the slice's ``permits`` flag is (its worker's index; the main process has the last one).
+        while_waiting: called while waiting long for a concurrency permit; raises to give up.
     """
 
     def __init__(
-        self, env_indices: range, envs: list[Any], autoreset_mode: AutoresetMode, memory: SharedStepMemory
+        self,
+        env_indices: range,
+        envs: list[Any],
+        autoreset_mode: AutoresetMode,
+        memory: SharedStepMemory,
+        slot: int,
+        while_waiting: Callable[[], None] = lambda: None,
     ) -> None:
         self.env_indices = env_indices
         self.runners = [EnvRunner(env, i, autoreset_mode) for i, env in zip(env_indices, envs, strict=True)]
+        permits = None if memory.concurrency is None else _Permits(memory, slot, while_waiting)
+        # What a step and a reset call: the runners' own methods, or those holding a permit while they run.
+        self.steppers = [runner.step if permits is None else permits.holding(runner.step) for runner in self.runners]
+        self.resetters = [runner.reset if permits is None else permits.holding(runner.reset) for runner in self.runners]
         self.positions = range(len(self.runners))
         self.control: Control = memory.control()
         self.variable_actions = bool(memory.actions.layout.variable_leaves)
@@ -221,13 +237,13 @@ class EnvSlice:
         # Actions with variable-size leaves come whole with the command; the others from shared memory.
         actions = self.read_actions() if piped_actions is None else [piped_actions.get(i) for i in self.env_indices]
         rewards, terminations, truncations = self.rewards, self.terminations, self.truncations
-        runners = self.runners
+        runners, steppers = self.runners, self.steppers
         write = self.writers[self.generation[0]]
         reply = None
         for position in positions:
             runner = runners[position]
             try:
-                obs, reward, terminated, truncated, info = runner.step(actions[position])
+                obs, reward, terminated, truncated, info = steppers[position](actions[position])
                 rewards[position] = reward
                 terminations[position] = terminated
                 truncations[position] = truncated
@@ -256,7 +272,7 @@ class EnvSlice:
                 continue
             i = runner.index
             try:
-                obs, info = runner.reset(seed=seed, options=options)
+                obs, info = self.resetters[position](seed=seed, options=options)
                 self.rewards[position] = 0.0
                 self.terminations[position] = self.truncations[position] = False
                 variable = write(i, obs)
@@ -310,6 +326,44 @@ class EnvSlice:
             except Exception as error:
                 reply.errors.append(capture_error(error, runner.index, "close"))
         return reply
+
+
+def _check_parent() -> None:
+    """Raise ``_ParentGone`` if the main process is gone."""
+    # multiprocessing's parent sentinel closes when the main process dies, even while it is an unreaped
+    # zombie; os.getppid() would not do: under forkserver a worker's parent is the fork server.
+    parent = multiprocessing.parent_process()
+    if parent is not None and not parent.is_alive():
+        raise _ParentGone
+
+
+class _Permits:
+    """Gymnasium's ``max_concurrency``: at most that many envs of the whole pool in reset or step at once.
+
+    The ``permits`` flag of the slot says whether it holds a permit, so the main process can give back the
+    permit of a worker that died holding it (else every other env would wait for it forever).
+    """
+
+    def __init__(self, memory: SharedStepMemory, slot: int, while_waiting: Callable[[], None]) -> None:
+        self.semaphore = memory.concurrency
+        self.flags = memory.control().permits
+        self.slot = slot
+        self.while_waiting = while_waiting
+
+    def holding(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """``function`` run while holding a permit."""
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            while not self.semaphore.acquire(timeout=PARENT_CHECK_SECONDS):
+                self.while_waiting()
+            self.flags[self.slot] = 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.flags[self.slot] = 0
+                self.semaphore.release()
+
+        return run
 
 
 def _activity(command: Command, arguments: Any) -> str:
