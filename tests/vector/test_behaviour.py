@@ -238,22 +238,42 @@ SPACE_IDS = [
 ]
 
 
-@pytest.mark.parametrize("space_id", SPACE_IDS)
-def test_every_space_kind_in_observations_and_actions(backend: str, space_id: str) -> None:
+def space_trajectory(backend: str, space_id: str) -> tuple[list[Any], list[list[Any]], tuple[Any, ...]]:
+    """Reset and step twice-episode-length envs of ``space_id``: the observations, actions sent and received."""
     fns = [functools.partial(SpaceEnv, make(space_id), make(space_id)) for _ in range(2)]
     with make_vector_env(backend, fns) as envs:
         obs, _ = envs.reset(seed=3)
         assert obs in envs.observation_space
+        observations = [obs]
         envs.action_space.seed(4)
         sent = []
-        for _ in range(3):
+        for _ in range(5):  # past the end of the first episodes (length 4): autoreset too
             actions = envs.action_space.sample()
             sent.append(list(iterate(envs.action_space, actions)))
             obs, *_ = envs.step(actions)
             assert obs in envs.observation_space
-        received = envs.get_attr("actions")
+            observations.append(obs)
+        return observations, sent, envs.get_attr("actions")
+
+
+@pytest.mark.parametrize("space_id", SPACE_IDS)
+def test_every_space_kind_in_observations_and_actions(backend: str, space_id: str) -> None:
+    observations, sent, received = space_trajectory(backend, space_id)
     for env_index in range(2):
-        assert_same_value([step[env_index] for step in sent], received[env_index][-3:])
+        # The fifth action went to an env whose episode had ended: NEXT_STEP resets it instead of stepping.
+        assert_same_value([step[env_index] for step in sent[:4]], received[env_index])
+    # Every backend gives exactly the reference's values: a stale or mixed-up leaf cannot hide behind
+    # "obs in observation_space".
+    reference, _, _ = space_trajectory("sync", space_id)
+    assert_same_value(observations, reference)
+
+
+def test_copy_false_returns_one_buffer_overwritten_by_the_next_step(backend: str) -> None:
+    with make_vector_env(backend, countdowns(5, 5), copy=False) as envs:
+        first, _ = envs.reset(seed=0)
+        second, *_ = envs.step(np.ones(2, dtype=np.int64))
+        assert np.shares_memory(first, second)
+        assert first[:, 0].tolist() == [1, 1]
 
 
 def test_catalog_is_covered() -> None:
