@@ -1,4 +1,5 @@
-"""create_empty_array with n=0, and the checks of concatenate's fast paths (count, shape, dtype, index named)."""
+"""The batching family's edge cases: create_empty_array with n=0, concatenate's checks (count, shape, dtype,
+Text length and charset, the item named) and its all-or-nothing writes, bad arguments, iterate's rows, seeds."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from tests.catalog import IDS, make
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Text, Tuple
-from vecspaces.vector.utils import batch_space, concatenate, create_empty_array, iterate
+from vecspaces.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 
 
 def _leaves(space: Space[Any], value: Any) -> list[Any]:
@@ -280,3 +281,271 @@ def test_iterate_of_a_box_batch_gives_row_views() -> None:
     rows = list(iterate(batch_space(Box(0, 9, (2,)), 3), batch))
     assert [row.tolist() for row in rows] == batch.tolist()
     assert all(np.shares_memory(row, batch) for row in rows)
+
+
+def test_iterate_of_a_batch_of_shape_scalar_boxes_gives_numpy_scalars_as_gymnasium() -> None:
+    space = Box(-1.0, 1.0, (), np.float32)
+    batch = np.array([0.5, -0.25, 1.0], np.float32)
+    rows = list(iterate(batch_space(space, 3), batch))
+    assert [type(row) for row in rows] == [np.float32] * 3
+    assert rows == [np.float32(0.5), np.float32(-0.25), np.float32(1.0)]
+    nested = Dict(a=Box(0, 9, (), np.int64), b=Tuple((Box(0, 1, (), np.float16),)))
+    rows = list(iterate(batch_space(nested, 2), {"a": np.array([3, 4]), "b": (np.zeros(2, np.float16),)}))
+    assert type(rows[1]["a"]) is np.int64 and type(rows[1]["b"][0]) is np.float16
+
+
+# --- arguments that are not what they should be ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spaces", [Box(0, 1, (2,)), Tuple((Discrete(2), Discrete(3))), Dict(a=Discrete(2))], ids=repr)
+def test_batch_differing_spaces_given_one_space_says_to_pass_a_list(spaces: Space[Any]) -> None:
+    with pytest.raises(InvalidTypeError, match="batch_differing_spaces was given one space as spaces") as info:
+        batch_differing_spaces(spaces)  # type: ignore[arg-type]
+    assert "batch_space(space, n)" in str(info.value)
+
+
+@pytest.mark.parametrize("spaces", [None, 3, "Box", b"ab"], ids=repr)
+def test_batch_differing_spaces_of_a_non_list_names_the_argument(spaces: Any) -> None:
+    with pytest.raises(InvalidTypeError, match="batch_differing_spaces spaces is not a list"):
+        batch_differing_spaces(spaces)
+
+
+def test_batch_differing_spaces_names_the_entry_that_is_not_a_space() -> None:
+    with pytest.raises(InvalidTypeError, match=re.escape("at spaces[1]")):
+        batch_differing_spaces([Discrete(2), None])
+    with pytest.raises(InvalidTypeError, match=re.escape("at spaces[0]")):
+        batch_differing_spaces([None, Discrete(2)])
+    with pytest.raises(InvalidValueError, match="non-empty"):
+        batch_differing_spaces(iter([]))
+
+
+def test_batch_differing_spaces_still_dispatches_on_the_first_space() -> None:
+    assert batch_differing_spaces((Discrete(2), Discrete(3, start=1))) == MultiDiscrete([2, 3], start=[0, 1])
+    assert batch_differing_spaces(iter([Box(0, 1, (2,)), Box(-1, 1, (2,))])).shape == (2, 2)
+
+    class Marked(Discrete):
+        pass
+
+    batch_differing_spaces.register(Marked)(lambda spaces: "marked kernel")
+    assert batch_differing_spaces([Marked(2), Marked(3)]) == "marked kernel"
+    assert batch_differing_spaces.dispatch(Marked)([]) == "marked kernel"
+    assert batch_differing_spaces.__name__ == "batch_differing_spaces" and batch_differing_spaces.__doc__
+
+
+@pytest.mark.parametrize("items", [None, 3, object()], ids=repr)
+@pytest.mark.parametrize("space_id", ["box_f32", "discrete_2", "multibinary_5", "text", "dict", "tuple", "oneof"])
+def test_concatenate_of_items_that_are_not_iterable_names_the_argument(space_id: str, items: Any) -> None:
+    space = make(space_id)
+    with pytest.raises(InvalidTypeError, match="concatenate items is not iterable"):
+        concatenate(space, items, create_empty_array(space, 2))
+
+
+@pytest.mark.parametrize("fn", [None, 3, "zeros"], ids=repr)
+@pytest.mark.parametrize("space_id", ["box_f32", "discrete_2", "text", "dict_nested", "sequence", "graph", "oneof"])
+def test_create_empty_array_with_a_non_callable_fn_names_the_argument(space_id: str, fn: Any) -> None:
+    with pytest.raises(InvalidTypeError, match="create_empty_array fn is not callable"):
+        create_empty_array(make(space_id), 2, fn=fn)
+
+
+def test_create_empty_array_of_a_custom_space_checks_its_arguments_too() -> None:
+    class Opaque(Space[Any]):
+        pass
+
+    with pytest.raises(InvalidTypeError, match="fn is not callable"):
+        create_empty_array(Opaque(), 2, fn=None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValueError, match="batch size"):
+        create_empty_array(Opaque(), -1)
+
+
+OPERATIONS_ON_A_SPACE: dict[str, Callable[[Any], Any]] = {
+    "batch_space": lambda space: batch_space(space, 2),
+    "batch_differing_spaces": lambda space: batch_differing_spaces([space, space]),
+    "concatenate": lambda space: concatenate(space, [], None),
+    "iterate": lambda space: iterate(space, np.zeros((2, 2))),
+    "create_empty_array": lambda space: create_empty_array(space, 2),
+}
+
+
+@pytest.mark.parametrize("operation", list(OPERATIONS_ON_A_SPACE))
+def test_a_non_space_is_an_invalid_type_naming_the_operation(operation: str) -> None:
+    with pytest.raises(InvalidTypeError, match=f"{operation} was given a non-space") as info:
+        OPERATIONS_ON_A_SPACE[operation](None)
+    assert "from_gymnasium" not in str(info.value)
+
+
+@pytest.mark.parametrize("operation", list(OPERATIONS_ON_A_SPACE))
+def test_a_gymnasium_space_gets_a_hint_to_convert_it(operation: str) -> None:
+    gym_spaces = pytest.importorskip("gymnasium.spaces")
+    with pytest.raises(InvalidTypeError, match=re.escape("vecspaces.spaces.from_gymnasium")) as info:
+        OPERATIONS_ON_A_SPACE[operation](gym_spaces.Box(0, 1, (2,)))
+    assert "Gymnasium space" in str(info.value)
+
+
+# --- Text items are checked --------------------------------------------------------------------------------
+
+
+def test_concatenate_of_text_names_a_too_long_string() -> None:
+    space = Text(3)
+    with pytest.raises(InvalidValueError, match=re.escape("at items[1]")) as info:
+        concatenate(space, ["ab", "abcdef"], create_empty_array(space, 2))
+    assert "too long" in str(info.value) and "6 characters" in str(info.value)
+
+
+def test_concatenate_of_text_names_a_character_outside_the_charset() -> None:
+    space = Text(4, charset="ab")
+    with pytest.raises(InvalidValueError, match=re.escape("'c' in 'abc' (str) at items[2]")):
+        concatenate(space, ["a", "b", "abc"], create_empty_array(space, 3))
+    with pytest.raises(InvalidTypeError, match=re.escape("at items[0]")):
+        concatenate(space, [b"ab"], create_empty_array(space, 1))
+    assert concatenate(space, ["", "abba"], create_empty_array(space, 2)) == ("", "abba")
+
+
+def test_concatenate_of_text_inside_a_dict_names_the_path() -> None:
+    space = Dict(name=Text(2, charset="xy"), n=Discrete(3))
+    items = [{"name": "xy", "n": 1}, {"name": "xz", "n": 2}]
+    with pytest.raises(InvalidValueError, match=re.escape("space['name']")) as info:
+        concatenate(space, items, create_empty_array(space, 2))
+    assert "items[1]" in str(info.value)
+
+
+# --- concatenate of a Dict or Tuple is all or nothing ------------------------------------------------------
+
+
+def _copy(batch: Any) -> Any:
+    if isinstance(batch, dict):
+        return {key: _copy(value) for key, value in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(_copy(value) for value in batch)
+    return batch.copy() if isinstance(batch, np.ndarray) else batch
+
+
+NESTED = Dict(
+    a=Box(-1.0, 1.0, (3,), np.float32),
+    b=Tuple((Discrete(4), MultiBinary(2), Dict(c=MultiDiscrete([3, 3]), d=Box(0, 9, (), np.int64)))),
+    t=Text(2, charset="pq"),
+    z=Box(0, 255, (2, 2), np.uint8),
+)
+
+
+def _break(value: dict[str, Any], where: str) -> dict[str, Any]:
+    """``value`` with one part that concatenate must refuse; the parts are in the space's order."""
+    value = {**value, "b": tuple(value["b"])}
+    if where == "last box shape":
+        value["z"] = np.zeros((2, 3), np.uint8)
+    elif where == "text too long":
+        value["t"] = "ppp"
+    elif where == "text charset":
+        value["t"] = "px"
+    elif where == "nested dtype":
+        inner = dict(value["b"][2])
+        inner["d"] = np.float64(0.5)
+        value["b"] = (value["b"][0], value["b"][1], inner)
+    elif where == "ragged rows":
+        value["a"] = np.zeros(2, np.float32)
+    elif where == "missing key":
+        del value["z"]
+    elif where == "short tuple":
+        value["b"] = value["b"][:2]
+    elif where == "list item":
+        value["z"] = [[1, 2], [3, 4, 5]]
+    return value
+
+
+BREAKS = ["last box shape", "text too long", "text charset", "nested dtype", "ragged rows", "missing key"]
+BREAKS += ["short tuple", "list item"]
+
+
+@pytest.mark.parametrize("where", BREAKS)
+@pytest.mark.parametrize("bad_item", [0, 2])
+def test_a_failed_concatenate_of_a_container_leaves_out_untouched(where: str, bad_item: int) -> None:
+    NESTED.seed(4)
+    items = [NESTED.sample() for _ in range(3)]
+    out = create_empty_array(NESTED, 3, fn=np.ones)
+    concatenate(NESTED, [NESTED.sample() for _ in range(3)], out)  # out holds an earlier batch
+    before = _copy(out)
+    items[bad_item] = _break(items[bad_item], where)
+    with pytest.raises((InvalidValueError, InvalidTypeError)) as info:
+        concatenate(NESTED, items, out)
+    assert f"items[{bad_item}]" in str(info.value)
+    for got, expected in zip(_leaves(NESTED, out), _leaves(NESTED, before), strict=True):
+        if isinstance(expected, np.ndarray):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_a_failed_concatenate_of_a_tuple_of_arrays_leaves_every_child_untouched() -> None:
+    space = Tuple((Box(0, 1, (2,)), Discrete(3), Box(0, 1, (2,))))
+    out = create_empty_array(space, 2)
+    good = (np.ones(2, np.float32), np.int64(2), np.ones(2, np.float32))
+    with pytest.raises(InvalidValueError, match=re.escape("space[2]")):
+        concatenate(space, [good, (good[0], good[1], np.ones(3, np.float32))], out)
+    assert not out[0].any() and not out[1].any() and not out[2].any()
+    batch = concatenate(space, [good, good], out)
+    assert batch[0] is out[0] and out[0].all() and out[1].tolist() == [2, 2]
+
+
+def test_a_failed_concatenate_with_a_read_only_child_out_writes_nothing() -> None:
+    space = Dict(a=Discrete(3), b=Box(0, 1, (2,)))
+    out = create_empty_array(space, 2)
+    out["b"].flags.writeable = False
+    items = [{"a": np.int64(1), "b": np.ones(2, np.float32)}] * 2
+    with pytest.raises(InvalidValueError, match="read-only"):
+        concatenate(space, items, out)
+    assert not out["a"].any()
+
+
+def test_a_custom_kernel_in_a_container_runs_after_the_built_in_children_are_checked() -> None:
+    calls: list[Any] = []
+
+    class Counter(Space[Any]):
+        pass
+
+    concatenate.register(Counter)(lambda space, items, out: calls.append(tuple(items)) or len(calls))
+    space = Tuple((Counter(), Discrete(3)))
+    out = create_empty_array(space, 2)
+    with pytest.raises(InvalidTypeError, match=re.escape("space[1]")):
+        concatenate(space, [("x", np.int64(1)), ("y", np.float64(0.5))], out)
+    assert calls == []  # Discrete's column failed its check before the custom kernel ran
+    assert concatenate(space, [("x", np.int64(1)), ("y", np.int64(2))], out) == (1, out[1])
+    assert calls == [("x", "y")] and out[1].tolist() == [1, 2]
+
+
+def test_concatenate_of_a_container_with_iterables_and_namedtuples() -> None:
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", ["x", "y"])
+    space = Tuple((Discrete(3), Box(0, 1, (2,))))
+    items = (Pair(np.int64(i), np.full(2, i / 4, np.float32)) for i in range(3))
+    batch = concatenate(space, items, create_empty_array(space, 3))
+    assert batch[0].tolist() == [0, 1, 2] and batch[1][2].tolist() == [0.5, 0.5]
+
+
+# --- create_empty_array(Text) is Gymnasium's placeholder -------------------------------------------------
+
+
+def test_create_empty_array_of_text_uses_the_first_character_of_the_sorted_charset() -> None:
+    assert create_empty_array(Text(3, min_length=2, charset="zab"), 2) == ("aa", "aa")
+    assert create_empty_array(Text(4, min_length=1, charset="日本語🙂é"), 1) == ("é",)
+    assert create_empty_array(Text(3, min_length=0, charset="zy"), 2) == ("", "")
+    space = Text(5, min_length=3, charset="qpo")
+    assert all(space.contains(value) for value in create_empty_array(space, 3))
+
+
+# --- the copies of a Tuple of copies -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("space_id", ["text", "sequence", "graph", "oneof"])
+def test_copies_are_seeded_from_a_copy_of_the_space_generator_in_0_to_2_63(space_id: str) -> None:
+    from copy import deepcopy
+
+    space = make(space_id)
+    space.seed(21)
+    state = deepcopy(space.np_random.bit_generator.state)
+    seeds = deepcopy(space.np_random).integers(0, 2**63 - 1, size=4)
+    batched = batch_space(space, 4)
+    assert space.np_random.bit_generator.state == state  # the space is not advanced
+    assert len({int(seed) for seed in seeds}) == 4
+    for copy, seed in zip(batched, seeds, strict=True):
+        twin = make(space_id)
+        twin.seed(int(seed))
+        assert copy.np_random.bit_generator.state == twin.np_random.bit_generator.state
+    assert any(int(seed) >= 10**8 for seed in seeds)  # not Gymnasium's [0, 1e8): see vecspaces._ops.batch

@@ -4,8 +4,9 @@ Flat layout: the value's entries in C order, as a 1-D array of the box's dtype w
 ``flatten_space`` is a Box of the flattened bounds and the same dtype (and boundedness flags).
 
 Batched type: a Box of shape ``(n, *shape)`` and the same dtype; a batch of values is one array whose row
-``i`` is the ``i``-th value. ``iterate`` gives 0-d arrays, not numpy scalars, for a box of shape ``()``, like
-its samples. ``batch_differing_spaces`` stacks the bounds of boxes that share a shape and dtype.
+``i`` is the ``i``-th value. ``iterate`` gives numpy scalars for a batch of shape-``()`` boxes, as
+Gymnasium does, although their samples are 0-d arrays. ``batch_differing_spaces`` stacks the bounds of boxes
+that share a shape and dtype. ``concatenate`` checks every item before it writes into ``out``.
 
 Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the box's dtype and shape.
 """
@@ -15,12 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from vecspaces._ops.batch import (
+    as_items,
     batch_differing_spaces,
     batch_space,
     check_batch_size,
@@ -28,6 +31,9 @@ from vecspaces._ops.batch import (
     create_empty_array,
     fill_rows,
     iterate,
+    rows_fit,
+    set_prepare,
+    set_stacks,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
 from vecspaces._ops.layout import array_layout, layout_nodes
@@ -145,50 +151,53 @@ def _batch_differing_spaces_box(spaces: Sequence[Box]) -> Box:  # type: ignore[m
 
 @concatenate.register(Box)
 def _concatenate_box(space: Box, items: Iterable[Any], out: NDArray[Any]) -> NDArray[Any]:
-    if not isinstance(items, (list, tuple)):
-        items = list(items)
+    if type(items) is not list and type(items) is not tuple:
+        items = as_items(items)
     if fill_rows(items, out, space._shape):
         return out
-    # The checked path: every item is checked before anything is written.
+    return _prepare_checked(space, items, out)()
+
+
+def _prepare_box(space: Box, items: Sequence[Any], out: Any) -> Callable[[], NDArray[Any]]:
+    """The check phase of concatenate (see ``register_concatenate``): the write it returns cannot fail."""
+    if rows_fit(items, out, space._shape):
+        return partial(_assign_rows, out, items)
+    return _prepare_checked(space, items, out)
+
+
+def _assign_rows(out: NDArray[Any], items: Sequence[Any]) -> NDArray[Any]:
+    if items:
+        out[...] = items
+    return out
+
+
+def _prepare_checked(space: Box, items: Sequence[Any], out: Any) -> Callable[[], NDArray[Any]]:
+    """Check every item (and ``out``) before anything is written; name the first that does not fit."""
     problem = _concatenate_problem(space, items, out)
     if problem is not None:
         raise problem
-    try:
-        return np.stack(items, axis=0, out=out)
-    except (ValueError, TypeError) as error:
-        raise InvalidValueError(
-            message(
-                f"concatenate of {space!r} cannot stack the items",
-                expected="arrays of the space",
-                got=show(items),
-            )
-        ) from error
+    if not items and out is not None:
+        return lambda: out
+    return partial(np.stack, items, axis=0, out=out)
+
+
+set_stacks(_concatenate_box)
+set_prepare(_concatenate_box, _prepare_box)
 
 
 def _concatenate_problem(space: Box, items: Sequence[Any], out: Any) -> Exception | None:
     """The error for the first of ``items`` (or ``out``) that does not fit, or None when they all do."""
-    if out is not None and not isinstance(out, np.ndarray):
-        return InvalidTypeError(
-            message(
-                f"concatenate of {space!r} needs an array to write into",
-                expected="a numpy array",
-                got=show(out),
-            )
-        )
-    if out is not None and out.shape[1:] != space.shape:
+    # out=None stacks into a new array, as np.stack does in Gymnasium.
+    if out is not None:
+        problem = _out_problem(space, items, out)
+        if problem is not None:
+            return problem
+    elif not items:
         return InvalidValueError(
             message(
-                f"concatenate of {space!r} got an out array of the wrong shape",
-                expected=f"shape {_batched_shape(space.shape)}",
-                got=show(out),
-            )
-        )
-    if out is not None and len(items) != len(out):
-        return InvalidValueError(
-            message(
-                f"concatenate of {space!r} got the wrong number of items",
-                expected=f"{len(out)} items (the length of out)",
-                got=f"{len(items)} items",
+                f"concatenate of {space!r} without out needs items",
+                expected="at least one item, or an out array made by create_empty_array",
+                got="no items",
             )
         )
     for index, item in enumerate(items):
@@ -218,6 +227,38 @@ def _concatenate_problem(space: Box, items: Sequence[Any], out: Any) -> Exceptio
     return None
 
 
+def _out_problem(space: Box, items: Sequence[Any], out: Any) -> Exception | None:
+    if not isinstance(out, np.ndarray):
+        return InvalidTypeError(
+            message(
+                f"concatenate of {space!r} needs an array to write into",
+                expected="a numpy array made by create_empty_array",
+                got=show(out),
+            )
+        )
+    if not out.flags.writeable:
+        return InvalidValueError(
+            message(f"concatenate of {space!r} got a read-only out", expected="a writeable array", got=show(out))
+        )
+    if out.ndim == 0 or out.shape[1:] != space.shape:
+        return InvalidValueError(
+            message(
+                f"concatenate of {space!r} got an out array of the wrong shape",
+                expected=f"shape {_batched_shape(space.shape)}",
+                got=show(out),
+            )
+        )
+    if len(items) != len(out):
+        return InvalidValueError(
+            message(
+                f"concatenate of {space!r} got the wrong number of items",
+                expected=f"{len(out)} items (the length of out)",
+                got=f"{len(items)} items",
+            )
+        )
+    return None
+
+
 def _batched_shape(shape: tuple[int, ...]) -> str:
     return "(n" + "".join(f", {dim}" for dim in shape) + (")" if shape else ",)")
 
@@ -234,9 +275,6 @@ def _iterate_box(space: Box, items: Any) -> Iterator[Any]:
                 got=f"{space!r}",
             )
         )
-    if len(space.shape) == 1 and isinstance(items, np.ndarray) and items.ndim == 1:
-        # A batch of shape-() values: give 0-d arrays like the space's samples, not numpy scalars.
-        return (items[index, ...] for index in range(len(items)))
     try:
         return iter(items)
     except TypeError as error:

@@ -23,19 +23,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
-from operator import is_
+from functools import partial
+from operator import is_, itemgetter
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import (
+    as_items,
     batch_differing_spaces,
     batch_space,
     check_batch_size,
     concatenate,
     create_empty_array,
     iterate,
+    preparers,
+    set_prepare,
+    stack_kernels,
 )
 from vecspaces._ops.dispatch import lookup
 from vecspaces._ops.flatten import (
@@ -324,61 +329,118 @@ def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:
 # The children's kernels, found through the dispatchers' caches: faster than calling the dispatchers.
 _concatenate_kernel = lookup(concatenate)
 _iterate_kernel = lookup(iterate)
+_preparers = preparers()
+_stack_kernels = stack_kernels()
+ndarray = np.ndarray
 
 
 @concatenate.register(Dict)
 @concatenate.register(Tuple)
 def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any) -> Any:
-    if not isinstance(items, (list, tuple)):
-        items = list(items)
-    fast = _concatenate_plain(space, items, out)
-    if fast is not None:
-        return fast
-    # The checked path, which says which item (or part of out) is wrong and how.
+    if type(items) is not list and type(items) is not tuple:
+        items = as_items(items)
+    return _prepare_container(space, items, out)()
+
+
+def _prepare_container(space: Container[Any], items: Sequence[Any], out: Any) -> Callable[[], Any]:
+    """The check phase of concatenate: every child's column is checked before any child writes.
+
+    Each child's kernel is prepared (its checks run, its write is kept for later). A child whose kernel has
+    no check phase (one registered directly for a custom space) runs as a whole after every other child
+    has been checked. The write returned runs the children's writes, which cannot fail, and builds the
+    container of their results.
+    """
+    columns, outs = _columns(space, items, out)
     children = space._children()
-    rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
-    columns: Iterable[Any] = zip(*rows, strict=True) if rows else [() for _ in children]
-    outs = space._unpack(out, "out")
-    batched: list[Any] = []
+    count = len(items)
+    rows: list[tuple[np.ndarray[Any, Any], Sequence[Any]]] = []  # (out, column) of the fast array children
+    writes: list[Any] = []  # per child: its out (fast), its write, or None (no check phase)
+    unprepared: list[int] = []
+    index = 0
     try:
-        for child, column, child_out in zip(children, columns, outs, strict=True):
-            batched.append(_concatenate_kernel(child.__class__)(child, column, child_out))
+        for index, child in enumerate(children):
+            kernel = _concatenate_kernel(child.__class__)
+            column, child_out = columns[index], outs[index]
+            # The common case, rows_fit inlined: an array child whose items are arrays (or numpy scalars) of
+            # exactly out's dtype and the child's shape. Every item is checked: the write must not fail.
+            if kernel in _stack_kernels and type(child_out) is ndarray and child_out.flags.writeable:
+                shape, dtype = child._shape, child_out.dtype
+                if shape is not None and child_out.shape == (count, *shape):
+                    scalar = None if shape else dtype.type  # a numpy scalar has shape ()
+                    for item in column:
+                        kind = item.__class__
+                        if kind is not scalar and (
+                            kind is not ndarray or item.dtype is not dtype or item.shape != shape
+                        ):
+                            break
+                    else:
+                        rows.append((child_out, column))
+                        writes.append(child_out)
+                        continue
+            prepare = _preparers.get(kernel)
+            if prepare is None:
+                unprepared.append(index)
+                writes.append(None)
+            else:
+                writes.append(prepare(child, column, child_out))
+        for index in unprepared:
+            child = children[index]
+            writes[index] = _Done(_concatenate_kernel(child.__class__)(child, columns[index], outs[index]))
     except Error as error:
-        raise relocate(error, space._segment(len(batched)), "space") from None
-    return space._pack(batched)
+        raise relocate(error, space._segment(index), "space") from None
+    return partial(_write_all, space, rows, writes)
 
 
-def _concatenate_plain(space: Container[Any], items: Sequence[Any], out: Any) -> Any:
-    """Concatenate when ``out`` and every item are a plain dict (or tuple) of the space's keys, else None.
+class _Done:
+    """The write of a child that has run already: it gives the child's result."""
 
-    The fast path: no row is built or checked per item, each child's column goes straight to its kernel.
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value
+
+
+def _write_all(space: Container[Any], rows: list[tuple[np.ndarray[Any, Any], Sequence[Any]]], writes: list[Any]) -> Any:
+    for child_out, column in rows:
+        if column:
+            child_out[...] = column
+    return space._pack([write if type(write) is np.ndarray else write() for write in writes])
+
+
+set_prepare(_concatenate_container, _prepare_container)
+
+
+def _columns(space: Container[Any], items: Sequence[Any], out: Any) -> tuple[Sequence[Any], Sequence[Any]]:
+    """Each child's column of items (its value in every item) and its part of ``out``, in the space's order.
+
+    The fast path, when ``out`` and every item are a plain dict (or tuple) of the space's keys, builds no
+    row per item; otherwise every item is unpacked, and one that is not a value of the container is named.
     """
     children = space.spaces
     count = len(children)
     kind = dict if isinstance(space, Dict) else tuple
-    if type(out) is not kind or len(out) != count:
-        return None
-    for item in items:
-        if type(item) is not kind or len(item) != count:
-            return None
-    if kind is dict:
-        batch: dict[Any, Any] = {}
+    plain = type(out) is kind and len(out) == count
+    if plain:
+        for item in items:
+            if type(item) is not kind or len(item) != count:
+                plain = False
+                break
+    if plain:
+        if kind is tuple:
+            return (list(zip(*items, strict=True)) if items else [()] * count), out
         try:
-            for key, child in children.items():
-                batch[key] = _concatenate_kernel(child.__class__)(child, [item[key] for item in items], out[key])
-        except KeyError:  # a dict with other keys: the checked path names them
-            return None
-        except Error as error:
-            raise relocate(error, space._segment(len(batch)), "space") from None
-        return batch
-    columns: Iterable[Any] = zip(*items, strict=True) if items else [()] * count
-    batched: list[Any] = []
-    try:
-        for child, column, child_out in zip(children, columns, out, strict=True):
-            batched.append(_concatenate_kernel(child.__class__)(child, column, child_out))
-    except Error as error:
-        raise relocate(error, space._segment(len(batched)), "space") from None
-    return tuple(batched)
+            if count > 1:  # the items' values, key by key, taken in C by itemgetter and zip
+                get = itemgetter(*children)
+                return (list(zip(*map(get, items), strict=True)) if items else [()] * count), get(out)
+            return [[item[key] for item in items] for key in children], [out[key] for key in children]
+        except KeyError:  # a dict with other keys: the checked path below names them
+            pass
+    rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * count
+    return columns, space._unpack(out, "out")
 
 
 @create_empty_array.register(Dict)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import (
+    as_items,
     batch_differing_spaces,
     batch_space,
     check_batch_size,
@@ -25,6 +27,9 @@ from vecspaces._ops.batch import (
     create_empty_array,
     fill_rows,
     iterate,
+    rows_fit,
+    set_prepare,
+    set_stacks,
 )
 from vecspaces._ops.flatten import (
     as_flat_array,
@@ -150,11 +155,6 @@ def _batch_differing_spaces_discrete(spaces: Sequence[Discrete]) -> MultiDiscret
     )
 
 
-@concatenate.register(Discrete)
-def _concatenate_discrete(space: Discrete, items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return stack_into(space, items, out)
-
-
 @iterate.register(Discrete)
 def _iterate_discrete(space: Discrete, items: Any) -> Any:
     raise InvalidTypeError(
@@ -193,12 +193,35 @@ def iterate_rows(space: Space[Any], items: Any) -> Iterator[Any]:
 def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """Copy one item per row into ``out`` (with ``same_kind`` casting, as ``np.stack``) and return ``out``.
 
-    Shared by the array spaces whose batch is a plain stack of their values.
+    Shared by the array spaces whose batch is a plain stack of their values. Every item is checked before
+    anything is written.
 
     Example:
         >>> stack_into(Discrete(3), [np.int64(2), np.int64(0)], np.zeros(2, dtype=np.int64))
         array([2, 0])
     """
+    if type(items) is not list and type(items) is not tuple:
+        items = as_items(items)
+    if fill_rows(items, out, space._shape):
+        return out
+    return _prepare_checked(space, items, out)()
+
+
+def prepare_stack_into(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
+    """The check phase of :func:`stack_into` (see ``register_concatenate``): the write it returns cannot fail."""
+    if rows_fit(items, out, space._shape):
+        return partial(_assign_rows, out, items)
+    return _prepare_checked(space, items, out)
+
+
+def _assign_rows(out: npt.NDArray[Any], items: Sequence[Any]) -> npt.NDArray[Any]:
+    if items:
+        out[...] = items
+    return out
+
+
+def _prepare_checked(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
+    """Check every item; an error names the first that does not fit. Return the write of the checked values."""
     if not isinstance(out, np.ndarray):
         raise InvalidTypeError(
             message(
@@ -207,10 +230,10 @@ def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -
                 got=show(out),
             )
         )
-    if not isinstance(items, (list, tuple)):
-        items = list(items)
-    if fill_rows(items, out, space._shape):
-        return out
+    if not out.flags.writeable:
+        raise InvalidValueError(
+            message(f"concatenate for {space!r} got a read-only out", expected="a writeable array", got=show(out))
+        )
     if out.ndim == 0 or len(items) != out.shape[0]:
         raise InvalidValueError(
             message(
@@ -219,7 +242,6 @@ def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -
                 got=f"{len(items)} items",
             )
         )
-    # Every item is checked before anything is written, and an error names the first item that does not fit.
     row_shape = out.shape[1:]
     values = []
     for index, item in enumerate(items):
@@ -253,9 +275,18 @@ def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -
                 )
             )
         values.append(value)
+    return partial(_assign_each, out, values)
+
+
+def _assign_each(out: npt.NDArray[Any], values: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
     for index, value in enumerate(values):
-        out[index] = value  # checked above: same kind, or integers that fit
+        out[index] = value  # checked: same kind, or integers that fit
     return out
+
+
+set_stacks(stack_into)
+set_prepare(stack_into, prepare_stack_into)
+concatenate.register(Discrete, stack_into)
 
 
 def _integers_fit(values: npt.NDArray[Any], dtype: np.dtype[Any]) -> bool:

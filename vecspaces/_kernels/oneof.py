@@ -24,7 +24,7 @@ a region sized for the largest branch); a OneOf with a branch of variable size i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -33,10 +33,10 @@ import numpy as np
 from vecspaces._ops.batch import (
     batch_space,
     check_batch_size,
-    concatenate,
     create_empty_array,
     iterate,
     register_batched_as_copies,
+    register_concatenate,
 )
 from vecspaces._ops.flatten import (
     as_flat_array,
@@ -228,8 +228,7 @@ def _is_space_dtype_shape_equiv_oneof(space_1: OneOf[Any], space_2: Space[Any]) 
     )
 
 
-@concatenate.register(OneOf)
-def _concatenate_oneof(space: OneOf[Any], items: Iterable[Any], out: Any) -> tuple[Any, ...]:
+def _prepare_oneof(space: OneOf[Any], items: Sequence[Any], out: Any) -> Callable[[], tuple[Any, ...]]:
     batch = tuple(items)
     if isinstance(out, tuple) and len(out) != len(batch):
         raise InvalidValueError(
@@ -239,9 +238,10 @@ def _concatenate_oneof(space: OneOf[Any], items: Iterable[Any], out: Any) -> tup
                 got=f"{len(batch)} items",
             )
         )
-    return batch
+    return lambda: batch
 
 
+register_concatenate(OneOf, _prepare_oneof)
 register_batched_as_copies(OneOf, concatenate_items=False)
 
 

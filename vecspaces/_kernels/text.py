@@ -6,14 +6,23 @@ of the string's ``i``-th character; the entries past the end of the string hold 
 on the charset's order, which ``Text.__eq__`` ignores.
 
 Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a batch of values is a ``tuple``
-of ``str``. ``create_empty_array`` fills it with ``character_list[0] * min_length``, a value of the space.
+of ``str``. ``concatenate`` checks that every item is a string that fits ``max_length`` and the charset.
+
+Placeholders. ``create_empty_array`` fills its tuple with ``characters[0] * min_length``, the shortest string
+of the smallest character (``characters`` is the sorted charset), as Gymnasium does. Zeroed shared memory
+reads as ``character_list[0] * max_length`` instead, also as Gymnasium: index 0 is the first character of
+``character_list`` (the flat encoding's order), and a zero-filled slot holds no padding. The two differ
+(``Text(3, min_length=2, charset="zab")``: ``'aa'`` and ``'zzz'``); both are values of the space. We keep
+Gymnasium's two placeholders rather than make them agree: agreeing would break parity with Gymnasium on one
+of the two functions (its ``create_empty_array``, or what its zeroed shared memory reads as), and making
+zeroed memory read otherwise would also mean writing into every buffer when it is allocated or bound.
 
 Shared memory: one :class:`~vecspaces._ops.layout.TextLeaf` over ``character_list`` (the flat layout).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,9 +30,9 @@ import numpy.typing as npt
 
 from vecspaces._ops.batch import (
     check_batch_size,
-    concatenate,
     create_empty_array,
     register_batched_as_copies,
+    register_concatenate,
 )
 from vecspaces._ops.flatten import (
     as_flat_array,
@@ -150,16 +159,37 @@ def _is_space_dtype_shape_equiv_text(space_1: Text, space_2: Space[Any]) -> bool
     )
 
 
-@concatenate.register(Text)
-def _concatenate_text(space: Text, items: Iterable[Any], out: Any) -> tuple[str, ...]:
+def _prepare_text(space: Text, items: Sequence[Any], out: Any) -> Callable[[], tuple[str, ...]]:
+    """The check phase of concatenate: every item must be a str that fits the space's length and charset.
+
+    The minimum length is not checked, as no array space's bounds are: that is ``space.contains``.
+    """
     batch = tuple(items)
+    max_length, allowed = space.max_length, space.character_set
+    expected = f"a str of at most {max_length} characters from {space.characters!r}"
     for index, item in enumerate(batch):
         if not isinstance(item, str):
             raise InvalidTypeError(
                 message(
-                    "concatenate of a Text got a non-string",
-                    expected="a str",
-                    got=show(item),
+                    "concatenate of a Text got a non-string", expected=expected, got=show(item), at=f"items[{index}]"
+                )
+            )
+        if len(item) > max_length:
+            raise InvalidValueError(
+                message(
+                    "concatenate of a Text got a string that is too long",
+                    expected=expected,
+                    got=f"{len(item)} characters in {show(item)}",
+                    at=f"items[{index}]",
+                )
+            )
+        if not allowed.issuperset(item):
+            unknown = next(char for char in item if char not in allowed)
+            raise InvalidValueError(
+                message(
+                    "concatenate of a Text got a character outside the charset",
+                    expected=expected,
+                    got=f"{unknown!r} in {show(item)}",
                     at=f"items[{index}]",
                 )
             )
@@ -171,9 +201,10 @@ def _concatenate_text(space: Text, items: Iterable[Any], out: Any) -> tuple[str,
                 got=f"{len(batch)} items",
             )
         )
-    return batch
+    return lambda: batch
 
 
+register_concatenate(Text, _prepare_text)
 register_batched_as_copies(Text, concatenate_items=False)
 
 
@@ -182,9 +213,10 @@ def _create_empty_array_text(
     space: Text, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[str, ...]:
     n = check_batch_size("create_empty_array", n, minimum=0)
-    # fn builds arrays and a batch of Text is a tuple of str, so it has no use here; the placeholder is the
-    # shortest string of the first character, which is always a value of the space.
-    placeholder = space.character_list[0] * space.min_length
+    # fn builds arrays and a batch of Text is a tuple of str, so it has no use here. The placeholder is
+    # Gymnasium's: the shortest string of the smallest character (first of the *sorted* charset, not of
+    # character_list), always a value of the space. See the module docstring for shared memory's.
+    placeholder = space.characters[0] * space.min_length
     return (placeholder,) * n
 
 

@@ -16,13 +16,31 @@ objects. ``batch_space`` gives a ``Tuple`` of independently seeded copies, ``bat
 ``iterate`` over that batched ``Tuple`` yields the items, while ``iterate`` on the custom space itself raises
 :class:`~vecspaces.error.CustomSpaceError` (it is never a batch). Operations that need the values' structure
 (the flatten family, ``is_space_dtype_shape_equiv``, shared memory) raise CustomSpaceError too.
+
+Arguments are checked before any work: a non-space (a Gymnasium space gets a hint to convert it with
+``vecspaces.spaces.from_gymnasium``), ``items`` that are not iterable, an ``fn`` that is not callable, and a
+``spaces`` argument of ``batch_differing_spaces`` that is not a list of spaces raise
+:class:`~vecspaces.error.InvalidTypeError` naming the argument.
+
+``concatenate`` is all or nothing: it writes into ``out`` only after every item has been checked, for a Dict
+or Tuple too, where every child's column is checked before any child writes. The kernels of the built-in
+kinds are written in two phases for this (:func:`register_concatenate`): *prepare* checks and returns the
+*write*, which cannot fail. A kernel registered for a custom space has no separate check; inside a Dict or
+Tuple it runs after the built-in children have been checked and before any of them writes.
+
+Seeds of the copies in a Tuple of copies (:func:`tuple_of_copies`) are drawn from ``[0, 2**63 - 1)``, where
+Gymnasium draws them from ``[0, 10**8)``. Gymnasium's range gives two copies of an ``n``-env batch the same
+seed, so identical streams, with probability about ``n**2 / 2e8`` (1 in 200 at 1000 envs); ours makes that
+negligible. Like Gymnasium we draw from a copy of the space's generator, so the space itself is not
+advanced; the seeds differ from Gymnasium's, but vecspaces' random streams already do (README).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -30,18 +48,77 @@ if TYPE_CHECKING:  # the same API: type checkers check registrations as for func
     from functools import singledispatch
 else:
     from vecspaces._ops.dispatch import singledispatch
+from vecspaces._ops.dispatch import lookup
 from vecspaces._ops.flatten import no_kernel
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
 
 __all__ = [
+    "Prepare",
+    "as_items",
     "batch_differing_spaces",
     "batch_space",
     "concatenate",
     "create_empty_array",
+    "is_gymnasium_space",
     "iterate",
+    "not_a_space",
+    "prepare_concatenate",
+    "preparers",
     "register_batched_as_copies",
+    "register_concatenate",
+    "rows_fit",
+    "set_stacks",
+    "stack_kernels",
+    "set_prepare",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# A concatenate kernel's check phase: (space, items, out) -> the write, a call that cannot fail.
+Prepare = Callable[[Any, Sequence[Any], Any], Callable[[], Any]]
+
+_FROM_GYMNASIUM = "convert it first with vecspaces.spaces.from_gymnasium(space)"
+
+
+def is_gymnasium_space(value: object) -> bool:
+    """Whether ``value`` is a Gymnasium space, found without importing gymnasium.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> is_gymnasium_space(Discrete(2)), is_gymnasium_space("Discrete(2)")
+        (False, False)
+    """
+    return any(kind.__name__ == "Space" and kind.__module__.startswith("gymnasium.") for kind in type(value).__mro__)
+
+
+def not_a_space(operation: str, value: object, argument: str = "space") -> InvalidTypeError:
+    """The error for a non-space given to ``operation`` as ``argument``, with a hint for a Gymnasium space.
+
+    Example:
+        >>> print(not_a_space("batch_space", None))
+        batch_space was given a non-space as space, expected a vecspaces Space, got None (NoneType)
+    """
+    gymnasium = is_gymnasium_space(value)
+    return InvalidTypeError(
+        message(
+            f"{operation} was given a non-space as {argument}",
+            expected="a vecspaces Space",
+            got=f"the Gymnasium space {value!r}" if gymnasium else show(value),
+            fix=_FROM_GYMNASIUM if gymnasium else "",
+        )
+    )
+
+
+def _share_registry(entry: Callable[..., Any], generic: F) -> F:
+    """Make ``entry`` the public face of the dispatcher ``generic``.
+
+    ``entry`` checks its arguments and calls the implementations itself; it gets ``generic``'s name, docstring
+    and ``functools`` API (``register``, ``dispatch``, ``registry``...), so registering on it registers on
+    ``generic``.
+    """
+    functools.update_wrapper(entry, generic)
+    return entry  # type: ignore[return-value]
 
 
 @singledispatch
@@ -60,6 +137,10 @@ def batch_space(space: Space[Any], n: int = 1) -> Space[Any]:
     Returns:
         The batched space.
 
+    Raises:
+        InvalidTypeError: ``space`` is not a space.
+        InvalidValueError: ``n`` is not an int >= 1.
+
     Example:
         >>> from vecspaces.spaces import Box, Discrete
         >>> batch_space(Box(0, 1, (2,)), n=3)
@@ -70,7 +151,7 @@ def batch_space(space: Space[Any], n: int = 1) -> Space[Any]:
     from vecspaces.spaces.tuple import Tuple
 
     if not isinstance(space, Space):
-        raise no_kernel("batch_space", space)
+        raise not_a_space("batch_space", space)
     return tuple_of_copies(Tuple, space, n)
 
 
@@ -79,6 +160,7 @@ def batch_differing_spaces(spaces: Sequence[Space[Any]]) -> Space[Any]:
     """Return the space of a batch whose ``i``-th value comes from ``spaces[i]``.
 
     The spaces must be of one kind, shape and dtype, but may differ in bounds (``Box.low``, ``Discrete.n``...).
+    Implementations are registered for the kind of the spaces and found from ``spaces[0]``.
 
     Args:
         spaces: one space per batch entry.
@@ -87,23 +169,52 @@ def batch_differing_spaces(spaces: Sequence[Space[Any]]) -> Space[Any]:
         The batched space.
 
     Raises:
-        InvalidValueError: ``spaces`` is empty or the spaces differ in kind, shape or dtype.
+        InvalidTypeError: ``spaces`` is not a list of spaces (a single space included: batch it with
+            :func:`batch_space`), or the spaces are of different kinds.
+        InvalidValueError: ``spaces`` is empty or the spaces differ in shape or dtype.
 
     Example:
         >>> from vecspaces.spaces import Discrete
         >>> batch_differing_spaces([Discrete(2), Discrete(3, start=1)])
         MultiDiscrete([2 3], start=[0 1])
     """
+    # What a kind with no registered implementation gets: the custom-space rule (a Tuple of copies).
     from vecspaces.spaces.tuple import Tuple
 
+    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
+
+
+def _batch_differing_spaces_checked(spaces: Sequence[Space[Any]]) -> Space[Any]:
+    expected = "a non-empty list of spaces of one kind"
+    if isinstance(spaces, Space) or is_gymnasium_space(spaces):
+        fix = "pass a list with one space per env, or batch a single space with batch_space(space, n)"
+        if not isinstance(spaces, Space):
+            fix += "; convert Gymnasium spaces first with vecspaces.spaces.from_gymnasium(space)"
+        raise InvalidTypeError(
+            message(
+                "batch_differing_spaces was given one space as spaces", expected=expected, got=repr(spaces), fix=fix
+            )
+        )
+    if isinstance(spaces, (str, bytes)) or not isinstance(spaces, Iterable):
+        raise InvalidTypeError(
+            message("batch_differing_spaces spaces is not a list", expected=expected, got=show(spaces))
+        )
     spaces = list(spaces)
     if not spaces:
-        raise InvalidValueError(
-            message("batch_differing_spaces needs spaces", expected="a non-empty list of spaces", got="[]")
-        )
+        raise InvalidValueError(message("batch_differing_spaces needs spaces", expected=expected, got="[]"))
+    for index, space in enumerate(spaces):
+        if not isinstance(space, Space):
+            gymnasium = is_gymnasium_space(space)
+            raise InvalidTypeError(
+                message(
+                    "batch_differing_spaces was given a non-space",
+                    expected=expected,
+                    got=f"the Gymnasium space {space!r}" if gymnasium else show(space),
+                    at=f"spaces[{index}]",
+                    fix=_FROM_GYMNASIUM if gymnasium else "",
+                )
+            )
     first = spaces[0]
-    if not isinstance(first, Space):
-        raise no_kernel("batch_differing_spaces", first)
     for index, space in enumerate(spaces):
         if not isinstance(space, type(first)):
             raise InvalidTypeError(
@@ -114,16 +225,23 @@ def batch_differing_spaces(spaces: Sequence[Space[Any]]) -> Space[Any]:
                     at=f"spaces[{index}]",
                 )
             )
-    # The list is not what the kernels dispatch on: its first space is.
-    kernel = batch_differing_spaces.dispatch(type(first))
-    if kernel is batch_differing_spaces.registry[object]:
-        return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(first.np_random))
-    return kernel(spaces)
+    # Dispatched on the first space, not on the list: the list's type says nothing about the kind.
+    return _batch_differing_kernel(type(first))(spaces)
+
+
+_batch_differing_kernel = lookup(batch_differing_spaces)
+if not TYPE_CHECKING:  # type checkers keep the dispatcher's type, whose API the entry shares
+    # The public call always checks ``spaces`` and dispatches on ``spaces[0]``, even when given a space itself
+    # (a dispatcher would hand a Box straight to the Box implementation, which expects a list).
+    batch_differing_spaces = _share_registry(_batch_differing_spaces_checked, batch_differing_spaces)
 
 
 @singledispatch
 def concatenate(space: Space[Any], items: Iterable[Any], out: Any) -> Any:
     """Gather per-env values of ``space`` into one batched value, writing into ``out`` where it is an array.
+
+    All or nothing: every item is checked before anything is written, so a failed call leaves ``out`` as it
+    was, for Dict and Tuple spaces too.
 
     Args:
         space: the space of one value (not the batched space).
@@ -133,6 +251,12 @@ def concatenate(space: Space[Any], items: Iterable[Any], out: Any) -> Any:
     Returns:
         The batched value: ``out`` for array spaces, a new dict or tuple for composites, a tuple otherwise.
 
+    Raises:
+        InvalidTypeError: ``space`` is not a space, ``items`` is not iterable, or an item (or ``out``) has the
+            wrong type; the message names the item (``items[2]``) and its path inside a composite.
+        InvalidValueError: an item has the wrong shape, length, keys or characters, or their number differs
+            from ``out``'s.
+
     Example:
         >>> from vecspaces.spaces import Box
         >>> space = Box(0, 1, (2,))
@@ -141,8 +265,8 @@ def concatenate(space: Space[Any], items: Iterable[Any], out: Any) -> Any:
                [1., 1.]], dtype=float32)
     """
     if not isinstance(space, Space):
-        raise no_kernel("concatenate", space)
-    return tuple(items)
+        raise not_a_space("concatenate", space)
+    return tuple(as_items(items))
 
 
 @singledispatch
@@ -154,7 +278,8 @@ def iterate(space: Space[Any], items: Any) -> Iterator[Any]:
         items: a value of ``space``.
 
     Returns:
-        An iterator over the per-env values.
+        An iterator over the per-env values: rows of arrays (numpy scalars for a batch of shape-``()``
+        values, as Gymnasium), one dict or tuple per env for Dict and Tuple batches.
 
     Example:
         >>> from vecspaces.spaces import Box
@@ -162,6 +287,8 @@ def iterate(space: Space[Any], items: Any) -> Iterator[Any]:
         >>> [row.tolist() for row in iterate(batched, np.array([[0, 1], [1, 0]], np.float32))]
         [[0.0, 1.0], [1.0, 0.0]]
     """
+    if not isinstance(space, Space):
+        raise not_a_space("iterate", space)
     raise no_kernel("iterate", space)
 
 
@@ -179,6 +306,7 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
         tuple of ``n`` placeholder values for the other spaces.
 
     Raises:
+        InvalidTypeError: ``space`` is not a space or ``fn`` is not callable.
         InvalidValueError: ``n`` is not an int >= 0.
 
     Example:
@@ -187,9 +315,136 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
         {'a': array([[0., 0.],
                [0., 0.]], dtype=float32), 'b': array([0, 0])}
     """
+    # What a kind with no registered implementation gets: the custom-space rule.
+    return (None,) * n
+
+
+def _create_empty_array_checked(
+    space: Space[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
+) -> Any:
     if not isinstance(space, Space):
-        raise no_kernel("create_empty_array", space)
-    return (None,) * check_batch_size("create_empty_array", n, minimum=0)
+        raise not_a_space("create_empty_array", space)
+    n = check_batch_size("create_empty_array", n, minimum=0)
+    if not callable(fn):
+        raise InvalidTypeError(
+            message(
+                "create_empty_array fn is not callable",
+                expected="an array factory called as fn(shape, dtype=dtype), such as np.zeros or np.empty",
+                got=show(fn),
+            )
+        )
+    return _create_empty_array_kernel(type(space))(space, n, fn)
+
+
+_create_empty_array_kernel = lookup(create_empty_array)
+if not TYPE_CHECKING:  # type checkers keep the dispatcher's type, whose API the entry shares
+    # Arguments are checked once here for every kind, custom kernels included.
+    create_empty_array = _share_registry(_create_empty_array_checked, create_empty_array)
+
+
+def as_items(items: Any, operation: str = "concatenate") -> Sequence[Any]:
+    """``items`` as a list or tuple (as given when it is one), or an error naming the argument.
+
+    Example:
+        >>> as_items(iter([1, 2]))
+        [1, 2]
+    """
+    if type(items) is list or type(items) is tuple:
+        return items
+    if isinstance(items, (list, tuple)):  # subclasses, e.g. a namedtuple
+        return items
+    try:
+        return list(items)
+    except TypeError as error:
+        raise InvalidTypeError(
+            message(
+                f"{operation} items is not iterable",
+                expected="an iterable of values of the space, one per env",
+                got=show(items),
+            )
+        ) from error
+
+
+# Check phases of concatenate kernels, by kernel: a kernel registered for a subclass replaces its parent's,
+# and then its parent's check phase must not be used for it.
+_PREPARERS: dict[Callable[..., Any], Prepare] = {}
+
+
+def register_concatenate(kind: type[Space[Any]], prepare: Prepare, name: str | None = None) -> Callable[..., Any]:
+    """Register ``concatenate`` for ``kind`` as a check phase ``prepare`` and the write it returns.
+
+    ``prepare(space, items, out)`` checks everything and returns the write, a call with no argument that
+    fills ``out`` (where there is one), cannot fail and returns the batched value. ``concatenate`` then is
+    ``prepare(space, items, out)()``, and a Dict or Tuple prepares every child before running any write.
+
+    Args:
+        kind: the space class.
+        prepare: the check phase; it receives ``items`` as a list or tuple.
+        name: the kernel's ``__name__`` (default ``_concatenate_<kind>``).
+
+    Returns:
+        The registered kernel.
+    """
+
+    def kernel(space: Space[Any], items: Iterable[Any], out: Any) -> Any:
+        return prepare(space, as_items(items), out)()
+
+    kernel.__name__ = kernel.__qualname__ = name or f"_concatenate_{kind.__name__.lower()}"
+    _PREPARERS[kernel] = prepare
+    concatenate.register(kind, kernel)
+    return kernel
+
+
+def set_prepare(kernel: Callable[..., Any], prepare: Prepare) -> None:
+    """Declare ``prepare`` the check phase of ``kernel``, a concatenate kernel registered with its own fast path."""
+    _PREPARERS[kernel] = prepare
+
+
+_concatenate_kernel = lookup(concatenate)
+
+
+def _prepare_opaque(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], tuple[Any, ...]]:
+    batch = tuple(items)  # the custom-space rule: nothing to check, nothing written
+    return lambda: batch
+
+
+set_prepare(concatenate.registry[object], _prepare_opaque)
+
+
+# Concatenate kernels whose batch is ``out`` holding one item per row, ``out[...] = items`` when rows_fit:
+# composite kernels write such children themselves.
+_STACK_KERNELS: set[Callable[..., Any]] = set()
+
+
+def stack_kernels() -> set[Callable[..., Any]]:
+    """The concatenate kernels that fill ``out`` row by row (``out[...] = items`` when :func:`rows_fit`)."""
+    return _STACK_KERNELS
+
+
+def set_stacks(kernel: Callable[..., Any]) -> None:
+    """Declare that ``kernel`` fills its ``out`` with ``out[...] = items`` whenever :func:`rows_fit` holds.
+
+    ``rows_fit`` is given the space's ``_shape``: only array spaces (Box, Discrete, MultiBinary,
+    MultiDiscrete) can be declared so.
+    """
+    _STACK_KERNELS.add(kernel)
+
+
+def preparers() -> dict[Callable[..., Any], Prepare]:
+    """The check phases of concatenate kernels, by kernel (the registry itself, for composite kernels)."""
+    return _PREPARERS
+
+
+def prepare_concatenate(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], Any] | None:
+    """The write of ``concatenate(space, items, out)`` after its checks, or None when its kernel has no check phase.
+
+    Kernels registered with :func:`register_concatenate` (every built-in kind) have one; a kernel registered
+    directly with ``concatenate.register`` does not, and the caller must run it as a whole.
+    """
+    prepare = _PREPARERS.get(_concatenate_kernel(space.__class__))
+    if prepare is None:
+        return None
+    return prepare(space, items, out)
 
 
 def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
@@ -197,8 +452,8 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> 
 
     The fast path of ``concatenate`` for array spaces. It applies when ``out`` is an array of shape
     ``(len(items), *shape)`` and every item is an array (or numpy scalar) of exactly ``out``'s dtype and of shape
-    ``shape``; then one assignment copies them all and cannot fail. Otherwise nothing is written, and the
-    caller takes its checked path, which converts what it may and explains what it cannot.
+    ``shape``; then one assignment copies them all. Otherwise nothing is written, and the caller takes its
+    checked path, which converts what it may and explains what it cannot.
 
     Example:
         >>> out = np.zeros((2, 3), np.float32)
@@ -219,10 +474,37 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> 
         if items[0].shape != shape:
             return False
         # One assignment from the list: faster than np.stack (no per-item expand_dims) and than a loop. numpy
-        # refuses items of unequal shapes with a ValueError before writing anything, so checking the first
-        # item's shape is enough.
+        # refuses items of unequal shapes (and a read-only out) with a ValueError before writing anything, so
+        # checking the first item's shape is enough here, where nothing else has been written yet.
         out[...] = items
-    except (AttributeError, ValueError):  # an item that is not an array, or items of unequal shapes
+    except (AttributeError, ValueError):  # an item that is not an array, items of unequal shapes, read-only out
+        return False
+    return True
+
+
+def rows_fit(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
+    """Whether ``out[...] = items`` copies ``items`` into the rows of ``out`` as they are, and cannot fail.
+
+    True when ``out`` is a writeable array of shape ``(len(items), *shape)`` and every item is an array (or
+    numpy scalar) of exactly ``out``'s dtype and of shape ``shape``. The check phase of a kernel inside a
+    Dict or Tuple uses it, where the write must not fail: other children may have written already.
+
+    Example:
+        >>> rows_fit([np.zeros(2, np.int64)], np.zeros((1, 2), np.int64), (2,))
+        True
+        >>> rows_fit([np.zeros(2, np.int32)], np.zeros((1, 2), np.int64), (2,))
+        False
+    """
+    if type(out) is not np.ndarray or shape is None or out.shape != (len(items), *shape):
+        return False
+    if not out.flags.writeable:
+        return False
+    dtype = out.dtype
+    try:
+        for item in items:
+            if item.dtype is not dtype or item.shape != shape:
+                return False
+    except AttributeError:  # an item that is not an array
         return False
     return True
 
@@ -246,7 +528,8 @@ def check_batch_size(operation: str, n: object, *, minimum: int = 1) -> int:
 def tuple_of_copies(tuple_type: Any, space: Space[Any], n: int) -> Space[Any]:
     """Batch ``space`` as a Tuple of ``n`` copies, each with its own seed drawn from ``space``'s generator.
 
-    The draw uses a copy of the generator, so ``space`` itself is not advanced.
+    The draw uses a copy of the generator, so ``space`` itself is not advanced. Seeds are drawn from
+    ``[0, 2**63 - 1)``, not Gymnasium's ``[0, 10**8)``: see the module docstring.
     """
     n = check_batch_size("batch_space", n)
     rng = deepcopy(space.np_random)
@@ -275,9 +558,10 @@ def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: boo
     def batch_differing(spaces: Sequence[Space[Any]]) -> Space[Any]:
         return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
 
-    def concatenate_copies(space: Space[Any], items: Iterable[Any], out: Any) -> tuple[Any, ...]:
+    def prepare_copies(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], tuple[Any, ...]]:
         # A batch of such values is a tuple of them; ``out`` has no fixed-size slots to fill.
-        return tuple(items)
+        batch = tuple(items)
+        return lambda: batch
 
     def iterate_unbatched(space: Space[Any], items: Any) -> Iterator[Any]:
         raise CustomSpaceError(
@@ -293,4 +577,4 @@ def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: boo
     batch_differing_spaces.register(kind, batch_differing)
     iterate.register(kind, iterate_unbatched)
     if concatenate_items:
-        concatenate.register(kind, concatenate_copies)
+        register_concatenate(kind, prepare_copies, name="concatenate_copies")

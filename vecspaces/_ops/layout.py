@@ -33,8 +33,9 @@ from typing import Any, Union
 
 import numpy as np
 
+from vecspaces._ops.batch import not_a_space
 from vecspaces._ops.support import CUSTOM, SHARED_MEMORY, reason
-from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
+from vecspaces.error import CustomSpaceError, message
 from vecspaces.spaces.space import Space
 
 __all__ = [
@@ -178,9 +179,7 @@ def layout_nodes(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
         ArrayLeaf(path=('pos',), dtype=dtype('float32'), shape=(2,))
     """
     if not isinstance(space, Space):
-        raise InvalidTypeError(
-            message("layout_nodes was given a non-space", expected="a vecspaces Space", got=show(space))
-        )
+        raise not_a_space("layout_nodes", space)
     kind = f"{type(space).__module__}.{type(space).__qualname__}"
     raise CustomSpaceError(
         message(
