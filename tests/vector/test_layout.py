@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import pickle
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -413,6 +414,64 @@ def test_write_casts_numbers_as_gymnasium() -> None:
     assert read["f"].dtype == np.float32 and read["f"].tolist() == [0.25, 1.0]
     assert read["u"].tolist() == [3, 250]
     assert read["b"].tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("leaf", "bad"),
+    [
+        ("int", np.array([1.0, np.nan])),
+        ("int", np.array([np.inf, 1.0], np.float32)),
+        ("uint", np.array([-np.inf, 0.0], np.float16)),
+        ("gear", float("nan")),
+        ("gear", np.float64(np.inf)),
+    ],
+    ids=["nan", "inf_float32", "minus_inf_float16", "python_nan", "numpy_inf"],
+)
+def test_non_finite_floats_for_integer_slots_are_refused_before_anything_is_written(leaf: str, bad: Any) -> None:
+    space = Dict(first=Box(0.0, 1.0, (2,)), int=Box(-9, 9, (2,), np.int32), uint=Box(0, 9, (2,), np.uint16))
+    space["gear"] = Discrete(4)
+    batch = SharedLayout(space, n=2).allocate(name="obs")
+    good = samples(space, 1, seed=5)[0]
+    batch.write(1, good)
+    before = buffer_bytes(batch)
+    with pytest.raises(InvalidValueError) as info:
+        batch.write(1, {**good, "first": np.ones(2, np.float32), leaf: bad})
+    assert str(info.value).startswith("obs for env 1 has a NaN or an infinity, which an integer slot cannot hold")
+    assert str(info.value).endswith(f"at obs[{leaf!r}]")
+    assert buffer_bytes(batch) == before
+
+
+@pytest.mark.parametrize(
+    ("leaf", "bad"),
+    [("int", np.array([1e300, 0.0])), ("half", np.array([1e300, 0.0])), ("half", np.array([100_000, 0]))],
+    ids=["float_out_of_int32_range", "float64_overflowing_float16", "int64_overflowing_float16"],
+)
+def test_a_cast_warning_raised_as_an_error_leaves_the_write_undone(leaf: str, bad: Any) -> None:
+    # numpy warns on these casts; where warnings are errors (as under this repo's pytest settings) the warning
+    # must come before any slot is written, so the cast happens while checking, not in the copy loop.
+    space = Dict(first=Box(0.0, 1.0, (2,)), int=Box(-9, 9, (2,), np.int32), half=Box(-1, 1, (2,), np.float16))
+    batch = SharedLayout(space, n=1).allocate()
+    good = samples(space, 1, seed=5)[0]
+    batch.write(0, good)
+    before = buffer_bytes(batch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match="encountered in cast"):
+            batch.write(0, {**good, "first": np.ones(2, np.float32), leaf: bad})
+    assert buffer_bytes(batch) == before
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        batch.write(0, {**good, leaf: bad})  # numpy's unsafe cast, as Gymnasium's np.asarray(value, dtype)
+        expected = np.asarray(bad).astype(space[leaf].dtype)
+    assert_env_value(batch.read_env(0)[leaf], expected)
+
+
+def test_safe_and_integer_casts_still_go_through_the_copy() -> None:
+    space = Dict(f=Box(0, 1, (2,), np.float64), u=Box(0, 255, (2,), np.uint8), i=Box(-5, 5, (2,), np.int16))
+    batch = SharedLayout(space, n=1).allocate()
+    batch.write(0, {"f": np.array([0.25, 1], np.float32), "u": np.array([300, 255]), "i": np.array([True, False])})
+    read = batch.read_env(0)
+    assert read["f"].tolist() == [0.25, 1.0] and read["u"].tolist() == [44, 255] and read["i"].tolist() == [1, 0]
 
 
 def test_discrete_accepts_python_and_numpy_integers() -> None:

@@ -30,6 +30,7 @@ from vecspaces.spaces import (
 from vecspaces.vector.utils import (
     CloudpickleWrapper,
     SharedBatch,
+    SharedLayout,
     clear_mpi_env_vars,
     create_shared_memory,
     read_from_shared_memory,
@@ -127,6 +128,77 @@ def test_child_process_writes_through_the_batch_alone(method: str) -> None:
         assert_env_value(memory.read_env(i), value)
 
 
+# Integer Boxes over their dtype's whole range, besides the catalog's (uint16 is not in it).
+FULL_RANGE_DTYPES = [np.uint16, np.int16, np.uint32, np.int32, np.uint8, np.int8, np.uint64, np.int64]
+
+
+def full_range_box(dtype: Any) -> Box:
+    info = np.iinfo(dtype)
+    return Box(int(info.min), int(info.max), (3,), dtype)
+
+
+def catalog_dict() -> Dict:
+    """One Dict of every fixed-size catalog space, and of full-range uint16, int16 and uint32 Boxes."""
+    children: dict[str, Space[Any]] = {space_id: make(space_id) for space_id in FIXED_IDS}
+    for dtype in (np.uint16, np.int16, np.uint32):
+        children[f"full_{np.dtype(dtype).name}"] = full_range_box(dtype)
+    return Dict(children)
+
+
+def catalog_values(space: Dict, n: int) -> list[Any]:
+    """Samples of ``space``, with the full-range Boxes at their dtype's minimum and maximum in envs 0 and 1."""
+    values = samples(space, n, seed=13)
+    for key, child in space.spaces.items():
+        if key.startswith("full_"):
+            info = np.iinfo(child.dtype)
+            values[0][key] = np.array([info.min, info.max, 0], child.dtype)
+            values[1][key] = np.array([info.max, info.min, info.max // 3], child.dtype)
+    return values
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("method", START_METHODS)
+def test_child_process_writes_every_fixed_size_catalog_space(method: str) -> None:
+    # One child per start method writes every env of a Dict holding every fixed-size catalog space, with
+    # write_to_shared_memory; the parent reads each env's value back through read_from_shared_memory.
+    ctx = multiprocessing.get_context(method)
+    space = catalog_dict()
+    values = catalog_values(space, 3)
+    memory = create_shared_memory(space, n=3, ctx=ctx)
+    child = ctx.Process(target=_write_all, args=(space, memory, values))
+    child.start()
+    child.join(100)
+    assert child.exitcode == 0
+    batched = read_from_shared_memory(space, memory, n=3)
+    for key, child_space in space.spaces.items():
+        for i, value in enumerate(values):
+            try:
+                assert_env_value(_env_of(batched[key], i, child_space), value[key])
+            except AssertionError as error:
+                raise AssertionError(f"{key}, env {i}: {error}") from error
+
+
+def _env_of(batched: Any, i: int, space: Space[Any]) -> Any:
+    """Env ``i``'s part of a batched read, walking the space (arrays by row, Text/OneOf tuples by item)."""
+    if isinstance(space, Dict):
+        return {key: _env_of(batched[key], i, child) for key, child in space.spaces.items()}
+    if isinstance(space, Tuple):
+        return tuple(_env_of(part, i, child) for part, child in zip(batched, space.spaces, strict=True))
+    return batched[i]
+
+
+@pytest.mark.parametrize("dtype", FULL_RANGE_DTYPES, ids=lambda dtype: np.dtype(dtype).name)
+def test_integer_boxes_keep_their_extremes(dtype: Any) -> None:
+    space = full_range_box(dtype)
+    info = np.iinfo(dtype)
+    memory = create_shared_memory(space, n=2)
+    write_to_shared_memory(space, 0, np.array([info.min, info.max, 1], dtype), memory)
+    write_to_shared_memory(space, 1, np.array([info.max, info.min, -1 if info.min else 2], dtype), memory)
+    read = read_from_shared_memory(space, memory, n=2)
+    assert read.dtype == np.dtype(dtype)
+    assert read.tolist() == [[info.min, info.max, 1], [info.max, info.min, -1 if info.min else 2]]
+
+
 # --- errors ------------------------------------------------------------------------------------------------
 
 
@@ -149,6 +221,70 @@ def test_variable_size_leaves_cannot_be_created_and_the_error_names_the_path(
     assert isinstance(info.value, TypeError)
     assert f"create_shared_memory cannot store a {kind}: its size is not fixed" in text
     assert path in text and "shared_memory=False" in text
+
+
+@pytest.mark.parametrize(
+    ("space", "path", "kind"),
+    [
+        (Sequence(Discrete(2)), "at space;", "Sequence"),
+        (Dict(a=Discrete(2), trail=Sequence(Box(0, 1, (2,)))), "at space['trail'];", "Sequence"),
+        (Tuple((Discrete(2), Tuple((Box(0, 1, ()), Graph(Discrete(3), None))))), "at space[1][1];", "Graph"),
+        (Dict(o=OneOf((Discrete(2), Sequence(Discrete(2))))), "at space['o'];", "OneOf"),
+    ],
+    ids=["sequence", "dict_sequence", "nested_graph", "oneof_sequence"],
+)
+def test_read_and_write_refuse_layout_memory_with_variable_size_leaves(space: Space[Any], path: str, kind: str) -> None:
+    # SharedLayout(space, n).allocate() accepts such spaces (the pool sends those leaves through its pipe);
+    # the Gymnasium-compatible functions cannot carry them, so they refuse instead of dropping the values.
+    memory = SharedLayout(space, n=2).allocate()
+    space.seed(3)
+    value = space.sample()
+    before = bytes(np.frombuffer(memory.buffer, dtype=np.uint8))
+    for operation, call in (
+        ("write_to_shared_memory cannot write", lambda: write_to_shared_memory(space, 0, value, memory)),
+        ("read_from_shared_memory cannot read", lambda: read_from_shared_memory(space, memory, n=2)),
+    ):
+        with pytest.raises(InvalidTypeError) as info:
+            call()
+        text = str(info.value)
+        assert f"{operation} a {kind}: its size is not fixed" in text
+        assert path in text and "shared_memory=False" in text and "SharedBatch.write" in text
+    assert bytes(np.frombuffer(memory.buffer, dtype=np.uint8)) == before
+    # SharedBatch itself still carries them: write returns the variable values, read takes them back.
+    sent = memory.write(1, value)
+    assert len(sent) == len(memory.layout.variable_leaves) >= 1
+    assert memory.read(variable=[(None, variable) for variable in sent]) is not None
+
+
+def test_a_gymnasium_space_gets_a_hint_to_convert_it() -> None:
+    gym_spaces = pytest.importorskip("gymnasium.spaces")
+    gym_space = gym_spaces.Discrete(3)
+    memory = create_shared_memory(Discrete(3), n=1)
+    for call in (
+        lambda: create_shared_memory(gym_space),
+        lambda: read_from_shared_memory(gym_space, memory),
+        lambda: write_to_shared_memory(gym_space, 0, 1, memory),
+    ):
+        with pytest.raises(InvalidTypeError, match=re.escape("vecspaces.spaces.from_gymnasium")):
+            call()
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=repr)
+def test_non_finite_numbers_for_integer_leaves_are_refused_and_nothing_is_written(bad: float) -> None:
+    space = Dict(a=Box(0.0, 1.0, (2,)), count=Discrete(5), pixels=Box(0, 255, (2,), np.uint8))
+    memory = create_shared_memory(space, n=2)
+    good = {"a": np.array([0.5, 0.5], np.float32), "count": 3, "pixels": np.array([1, 2], np.uint8)}
+    write_to_shared_memory(space, 0, good, memory)
+    before = bytes(np.frombuffer(memory.buffer, dtype=np.uint8))
+    for change, path in ((("count", bad), "value['count']"), (("pixels", np.array([7.0, bad])), "value['pixels']")):
+        with pytest.raises(InvalidValueError, match=re.escape("NaN or an infinity")) as info:
+            write_to_shared_memory(space, 0, {**good, "a": np.zeros(2, np.float32), change[0]: change[1]}, memory)
+        assert str(info.value).endswith(f"at {path}")
+    assert bytes(np.frombuffer(memory.buffer, dtype=np.uint8)) == before
+    write_to_shared_memory(
+        space, 1, {**good, "a": np.array([np.nan, bad], np.float32)}, memory
+    )  # float leaves take them
+    assert np.isnan(read_from_shared_memory(space, memory, n=2)["a"][1, 0])
 
 
 NOT_A_SPACE = ["Box", None, np.zeros(3), 3]
@@ -228,6 +364,10 @@ def _pairs() -> list[tuple[str, Space[Any], Any]]:
         ("box_uint8", Box(0, 255, (4, 4, 3), np.uint8), gym_spaces.Box(0, 255, (4, 4, 3), np.uint8)),
         ("box_f16", Box(-1, 1, (3,), np.float16), gym_spaces.Box(-1, 1, (3,), np.float16)),
         ("box_bool", Box(0, 1, (3,), np.bool_), gym_spaces.Box(0, 1, (3,), np.bool_)),
+        *(
+            (f"box_{np.dtype(dtype).name}", full_range_box(dtype), gym_spaces.Box(*_bounds(dtype), (3,), dtype))
+            for dtype in (np.uint16, np.int16, np.uint32)
+        ),
         ("discrete_start", Discrete(5, start=-2), gym_spaces.Discrete(5, start=-2)),
         ("multibinary", MultiBinary((2, 2)), gym_spaces.MultiBinary((2, 2))),
         (
@@ -250,6 +390,11 @@ def _pairs() -> list[tuple[str, Space[Any], Any]]:
             ),
         ),
     ]
+
+
+def _bounds(dtype: Any) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
 def test_differential_read_of_write_matches_gymnasium() -> None:

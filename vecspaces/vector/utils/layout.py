@@ -27,6 +27,10 @@ and no dispatch:
 What a write checks is the *layout*, not membership of the space: shapes must match exactly, numbers are
 cast to the slot's dtype with numpy's unsafe casting (as Gymnasium's ``np.asarray(value, dtype)``), strings
 must fit and use the space's characters, dicts must have exactly the space's keys and tuples its length.
+A NaN or an infinity for an integer slot is refused (:class:`~vecspaces.error.InvalidValueError`): it has no
+integer value, and numpy would store an arbitrary one. Casts numpy may warn about (a float out of an integer
+dtype's range, an overflow into float16) are done while checking, so even where warnings are errors (as under
+this project's pytest settings) a write is all or nothing.
 Bounds (``Box.low``, ``Discrete.n``, ``Text.min_length``) are not checked: that is ``space.contains``, too
 slow for every step of a large observation.
 
@@ -140,10 +144,13 @@ def _no_slots(value: Any) -> Arrays:
 
 
 def _array_encoder(leaf: ArrayLeaf) -> Encoder:
-    shape, path = leaf.shape, leaf.path
+    shape, path, dtype = leaf.shape, leaf.path, leaf.dtype
     # Unsafe casting between numbers, as Gymnasium's np.asarray(value, dtype); complex only into complex.
-    kinds = "biufc" if leaf.dtype.kind == "c" else "biuf"
-    expected = f"an array of shape {shape} and a numeric dtype (stored as {leaf.dtype})"
+    kinds = "biufc" if dtype.kind == "c" else "biuf"
+    integer_slot = dtype.kind in "iu"
+    expected = f"an array of shape {shape} and a numeric dtype (stored as {dtype})"
+    # Per source dtype: whether numpy may warn while casting it to the slot's dtype (filled on first use).
+    may_warn: dict[np.dtype[Any], bool] = {}
     ndarray = np.ndarray
 
     def convert(value: Any) -> npt.NDArray[Any]:
@@ -151,14 +158,35 @@ def _array_encoder(leaf: ArrayLeaf) -> Encoder:
             array = np.asarray(value)
         except (TypeError, ValueError) as error:  # ragged nested lists
             raise _ValueProblem(InvalidValueError, "is not an array", expected, show(value), path) from error
-        if array.dtype.kind not in kinds:
+        source = array.dtype
+        if source.kind not in kinds:
             raise _ValueProblem(InvalidTypeError, "has the wrong dtype", expected, show(value), path)
         if array.shape != shape:
             raise _ValueProblem(InvalidValueError, "has the wrong shape", expected, show(array), path)
-        return array
+        if source == dtype:
+            return array
+        warns = may_warn.get(source)
+        if warns is None:
+            # Unsafe casts from or to floats may warn (NaN or out of range into an integer, overflow into
+            # float16); integer to integer casts wrap silently.
+            unsafe = not np.can_cast(source, dtype, "safe")
+            warns = may_warn[source] = unsafe and (source.kind in "fc" or dtype.kind in "fc")
+        if not warns:
+            return array  # cast by the copy, which cannot warn
+        if integer_slot and source.kind == "f" and not np.isfinite(array).all():
+            raise _ValueProblem(
+                InvalidValueError,
+                "has a NaN or an infinity, which an integer slot cannot hold",
+                f"finite numbers (stored as {dtype})",
+                show(array),
+                path,
+            )
+        # Cast here, in the check phase, so that a warning numpy gives (an error where warnings are errors)
+        # comes before any slot is written, and the copy itself cannot warn.
+        return array.astype(dtype)
 
     def encode(value: Any) -> Arrays:
-        if type(value) is ndarray and value.shape == shape and value.dtype.kind in kinds:
+        if type(value) is ndarray and value.dtype is dtype and value.shape == shape:
             return (value,)
         return (convert(value),)
 

@@ -20,6 +20,14 @@ signatures. Differences from Gymnasium, and why:
   memory needs the values' structure, so without a registered layout they raise
   :class:`~vecspaces.error.CustomSpaceError`; registering ``layout_nodes`` for them also makes them work
   inside a Dict or Tuple.
+- Spaces holding a Sequence or Graph are refused by all three functions with the same
+  :class:`~vecspaces.error.InvalidTypeError` naming the leaf's path, also when the memory was made with
+  ``SharedLayout(space, n).allocate()``: these functions have no way to carry such values. ``SharedBatch.write``
+  and ``SharedBatch.read`` do (a worker pool sends them through its pipe).
+- A NaN or an infinity written into an integer leaf raises :class:`~vecspaces.error.InvalidValueError` (numpy
+  would store an arbitrary integer and warn).
+- A Gymnasium space given as ``space`` gets an :class:`~vecspaces.error.InvalidTypeError` that says to convert
+  it with ``vecspaces.spaces.from_gymnasium``.
 """
 
 from __future__ import annotations
@@ -28,8 +36,7 @@ import multiprocessing
 from functools import singledispatch
 from typing import Any
 
-from vecspaces._ops.batch import check_batch_size
-from vecspaces._ops.flatten import no_kernel
+from vecspaces._ops.batch import check_batch_size, not_a_space
 from vecspaces._ops.layout import format_path
 from vecspaces._ops.support import VARIABLE_SIZE
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
@@ -64,21 +71,30 @@ def create_shared_memory(space: Space[Any], n: int = 1, ctx: Any = multiprocessi
         (4, [('gear',), ('pos',)])
     """
     if not isinstance(space, Space):
-        raise no_kernel("create_shared_memory", space)
+        raise not_a_space("create_shared_memory", space)
     layout = SharedLayout(space, check_batch_size("create_shared_memory", n))
     if layout.variable_leaves:
-        leaf = layout.variable_leaves[0]
-        raise InvalidTypeError(
-            message(
-                f"create_shared_memory cannot store a {type(leaf.space).__name__}: {VARIABLE_SIZE}",
-                expected="a space whose values all have a fixed size",
-                got=repr(leaf.space),
-                at=format_path("space", leaf.path),
-                fix="send such values through a pipe instead (AsyncVectorEnv(..., shared_memory=False)), "
-                "or use SharedLayout, which lists them in variable_leaves",
-            )
-        )
+        raise _variable_size_error("create_shared_memory cannot store", layout)
     return layout.allocate(ctx)
+
+
+def _variable_size_error(subject: str, layout: SharedLayout) -> InvalidTypeError:
+    """The error for a space with a leaf of no fixed size (Sequence, Graph), naming the first one's path.
+
+    ``subject`` is the operation and what it cannot do, e.g. ``"write_to_shared_memory cannot write"``.
+    """
+    leaf = layout.variable_leaves[0]
+    return InvalidTypeError(
+        message(
+            f"{subject} a {type(leaf.space).__name__}: {VARIABLE_SIZE}",
+            expected="a space whose values all have a fixed size",
+            got=repr(leaf.space),
+            at=format_path("space", leaf.path),
+            fix="send such values through a pipe instead (AsyncVectorEnv(..., shared_memory=False)), "
+            "or use SharedLayout and SharedBatch directly: SharedBatch.write returns those values and "
+            "SharedBatch.read(variable=...) takes them back",
+        )
+    )
 
 
 @singledispatch
@@ -98,7 +114,8 @@ def read_from_shared_memory(space: Space[Any], shared_memory: SharedBatch, n: in
         The batched value, structured as the batched space.
 
     Raises:
-        InvalidTypeError: ``space`` is not a space or ``shared_memory`` not a :class:`SharedBatch`.
+        InvalidTypeError: ``space`` is not a space, ``shared_memory`` not a :class:`SharedBatch`, or the space
+            holds a Sequence or Graph (memory from ``SharedLayout.allocate``; the message names the leaf's path).
         InvalidValueError: ``n`` or the layout of ``space`` differs from those of ``shared_memory``.
 
     Example:
@@ -109,7 +126,7 @@ def read_from_shared_memory(space: Space[Any], shared_memory: SharedBatch, n: in
         (3, 2)
     """
     if not isinstance(space, Space):
-        raise no_kernel("read_from_shared_memory", space)
+        raise not_a_space("read_from_shared_memory", space)
     batch = _checked_batch("read_from_shared_memory", space, shared_memory)
     if n != batch.n:
         raise InvalidValueError(
@@ -137,7 +154,8 @@ def write_to_shared_memory(space: Space[Any], index: int, value: Any, shared_mem
 
     Raises:
         InvalidTypeError: ``space`` is not a space, ``shared_memory`` not a :class:`SharedBatch`, ``index``
-            not an int, or a part of ``value`` has the wrong type (e.g. a Dict value that is not a dict).
+            not an int, a part of ``value`` has the wrong type (e.g. a Dict value that is not a dict), or the
+            space holds a Sequence or Graph (memory from ``SharedLayout.allocate``; the message names its path).
         InvalidValueError: ``index`` is out of range, the layout of ``space`` differs from the memory's, or a
             part of ``value`` has the wrong shape, keys, length or characters.
 
@@ -150,7 +168,7 @@ def write_to_shared_memory(space: Space[Any], index: int, value: Any, shared_mem
         ('cab', 'aaaaa')
     """
     if not isinstance(space, Space):
-        raise no_kernel("write_to_shared_memory", space)
+        raise not_a_space("write_to_shared_memory", space)
     _checked_batch("write_to_shared_memory", space, shared_memory).write(index, value)
 
 
@@ -172,4 +190,9 @@ def _checked_batch(operation: str, space: Space[Any], shared_memory: object) -> 
                 got=repr(space),
             )
         )
+    if shared_memory.layout.variable_leaves:
+        # Memory from SharedLayout(space, n).allocate() may have such leaves; these functions would drop their
+        # values silently (Gymnasium's write returns None and its read has no way to take them back).
+        verb = "read" if operation.startswith("read") else "write"
+        raise _variable_size_error(f"{operation} cannot {verb}", shared_memory.layout)
     return shared_memory
