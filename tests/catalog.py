@@ -5,6 +5,8 @@ tests in test_properties.py, the differential tests and the benchmarks all itera
 
 ``random_mask`` and ``random_probability`` build a valid mask or probability argument for any space made of the
 built-in kinds (the catalog's, and the ones the Hypothesis strategies generate), in every form it takes.
+``ODD_VALUES`` and ``HOSTILE_VALUES`` (objects whose dunder methods raise; ``hostile_copy`` makes such copies of
+samples) are inputs that ``contains`` must answer without raising.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from vecspaces.spaces import (
     Dict,
     Discrete,
     Graph,
+    GraphInstance,
     MultiBinary,
     MultiDiscrete,
     OneOf,
@@ -112,6 +115,10 @@ COMPOSITE: dict[str, Callable[[], Space[Any]]] = {
 
 CATALOG: dict[str, Callable[[], Space[Any]]] = {**FUNDAMENTAL, **COMPOSITE}
 IDS = list(CATALOG)
+
+
+# Values no space contains, for ``contains`` to answer False without raising.
+ODD_VALUES: list[Any] = [None, "x", 1.5, object(), np.zeros((7, 7, 7)), (), {}, [None], np.array(["a"]), float("nan")]
 
 
 def make(space_id: str) -> Space[Any]:
@@ -227,3 +234,126 @@ def _nested_leaves(nvec: np.ndarray, leaf: Callable[[int], Any]) -> Any:
     if nvec.ndim == 1:
         return tuple(leaf(n) for n in nvec)
     return tuple(_nested_leaves(row, leaf) for row in nvec)
+
+
+# --- hostile values: objects whose dunder methods raise, for contains to answer without raising ----------
+
+
+class Hostile(Exception):
+    """What the hostile objects below raise."""
+
+
+def _raise(*args: Any, **kwargs: Any) -> Any:
+    raise Hostile
+
+
+class RaisingArray:
+    """An object that claims to convert to an array, and fails."""
+
+    __array__ = _raise
+    __len__ = _raise
+    __iter__ = _raise
+    __getitem__ = _raise
+
+    def __repr__(self) -> str:
+        return "RaisingArray()"
+
+
+class RaisingEq:
+    """An object whose comparisons and truth value fail (inside an object array, say)."""
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = _raise
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return "RaisingEq()"
+
+
+class RaisingInt(int):
+    """An int whose comparisons, conversions and hashing-free dunders fail."""
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _raise
+    __index__ = __int__ = __float__ = __bool__ = _raise
+    __hash__ = int.__hash__
+
+
+class RaisingTuple(tuple):
+    """A tuple whose length, iteration and indexing fail."""
+
+    __len__ = __iter__ = __getitem__ = __eq__ = _raise
+    __hash__ = tuple.__hash__
+
+
+class RaisingList(list):
+    """A list whose length, iteration and indexing fail."""
+
+    __len__ = __iter__ = __getitem__ = __array__ = _raise
+
+
+class RaisingStr(str):
+    """A str whose length, iteration and membership tests fail."""
+
+    __len__ = __iter__ = __getitem__ = __contains__ = _raise
+    __hash__ = str.__hash__
+
+
+class RaisingDict(dict):
+    """A dict whose length, keys, iteration and indexing fail."""
+
+    __len__ = __iter__ = __getitem__ = __contains__ = keys = items = values = _raise
+
+
+class RaisingGraphInstance(GraphInstance):
+    """A GraphInstance whose unpacking and indexing fail."""
+
+    __iter__ = __getitem__ = __len__ = _raise
+
+
+def _object_array(*items: Any) -> np.ndarray:
+    array = np.empty(len(items), dtype=object)
+    for index, item in enumerate(items):  # one by one: numpy would call a RaisingArray's __array__
+        array[index] = item
+    return array
+
+
+HOSTILE_VALUES: list[Any] = [
+    RaisingArray(),
+    RaisingEq(),
+    RaisingInt(1),
+    RaisingTuple((0, 1)),
+    RaisingTuple(()),
+    RaisingList([1, 0]),
+    RaisingStr("ab"),
+    RaisingDict(a=1),
+    RaisingGraphInstance(np.zeros(2), None, None),
+    GraphInstance(RaisingArray(), None, None),
+    GraphInstance(np.zeros(2, dtype=np.int64), RaisingArray(), np.zeros((1, 2), dtype=np.int64)),
+    (RaisingInt(0), 1),
+    (0, RaisingArray()),
+    (np.int64(0), RaisingInt(1)),
+    [RaisingArray()],
+    [RaisingInt(1), RaisingInt(0)],
+    (RaisingEq(), RaisingEq()),
+    {"a": RaisingArray(), "b": RaisingInt(0)},
+    _object_array(RaisingEq(), RaisingEq(), RaisingEq()),
+    _object_array(RaisingArray(), RaisingArray()),
+]
+
+
+def hostile_copy(x: Any) -> Any:
+    """``x`` with its tuples, lists, dicts, strings, ints and graphs swapped for the raising kinds above."""
+    if isinstance(x, GraphInstance):
+        return RaisingGraphInstance(*x)
+    if isinstance(x, tuple):
+        return RaisingTuple(hostile_copy(item) for item in x)
+    if isinstance(x, list):
+        return RaisingList(hostile_copy(item) for item in x)
+    if isinstance(x, dict):
+        return RaisingDict({key: hostile_copy(item) for key, item in x.items()})
+    if isinstance(x, str):
+        return RaisingStr(x)
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return RaisingInt(int(x))
+    if isinstance(x, np.ndarray) and x.size:
+        return _object_array(*[RaisingEq() for _ in range(x.size)]).reshape(x.shape)
+    return x
