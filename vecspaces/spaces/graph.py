@@ -268,7 +268,8 @@ class Graph(Space[GraphInstance]):
 
         ``x`` must be a :class:`GraphInstance` whose nodes are all in the node space. Either ``edges`` and
         ``edge_links`` are both None, or there is an edge space, every edge is in it, and ``edge_links`` is an
-        integer array of shape ``(number of edges, 2)`` whose values index existing nodes.
+        integer array of shape ``(number of edges, 2)`` whose values index existing nodes. Nodes and edges are
+        batched as ``sample`` makes them, or given one by one in a list or tuple (as Gymnasium accepts).
 
         Example:
             >>> from vecspaces.spaces import Discrete
