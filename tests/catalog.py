@@ -236,6 +236,23 @@ def _nested_leaves(nvec: np.ndarray, leaf: Callable[[int], Any]) -> Any:
     return tuple(_nested_leaves(row, leaf) for row in nvec)
 
 
+def scalars_as_arrays(value: Any) -> Any:
+    """``value`` with every numpy scalar turned into a 0-d array of its dtype (in tuples, lists, dicts, graphs).
+
+    ``iterate`` over a batch of shape-() Boxes gives numpy scalars, as Gymnasium's does, where the Box's samples
+    are 0-d arrays; comparing both sides through this keeps dtypes and values exact.
+    """
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if isinstance(value, GraphInstance):
+        return GraphInstance(*(scalars_as_arrays(part) for part in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(scalars_as_arrays(item) for item in value)
+    if isinstance(value, dict):
+        return {key: scalars_as_arrays(item) for key, item in value.items()}
+    return value
+
+
 # --- hostile values: objects whose dunder methods raise, for contains to answer without raising ----------
 
 
