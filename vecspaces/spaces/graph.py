@@ -180,7 +180,9 @@ class Graph(Space[GraphInstance]):
         Args:
             mask: ``(node_mask, edge_mask)``, each None or a mask of the batched node / edge space. When
                 ``num_edges`` is not given, ``edge_mask`` is the mask of one edge and is applied to every
-                edge.
+                edge, as in Gymnasium: it is passed on as one mask per edge, which the batched edge space takes
+                when the edge space is a Discrete or batches to a Tuple of copies (Text, Sequence, Graph, OneOf);
+                for a Dict or Tuple edge space give ``num_edges`` and a mask of the batched edge space.
             probability: ``(node_probability, edge_probability)``, the same with probabilities.
             num_nodes: the number of nodes, at least 1.
             num_edges: the number of edges; by default a random number in
