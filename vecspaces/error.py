@@ -12,6 +12,7 @@ for example ``Discrete n must be positive, expected an integer >= 1, got 0``.
 
 from __future__ import annotations
 
+import multiprocessing
 import reprlib
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "NoAsyncCallError",
     "NotFlattenableError",
     "SpaceMismatchError",
+    "WaitTimeoutError",
     "WorkerDiedError",
     "message",
     "show",
@@ -94,6 +96,13 @@ class ClosedEnvironmentError(Error, RuntimeError):
 
 class WorkerDiedError(Error, RuntimeError):
     """A worker process ended while the pool was waiting for it."""
+
+
+class WaitTimeoutError(Error, TimeoutError, multiprocessing.TimeoutError):
+    """A wait for the workers passed its timeout; the call stays pending.
+
+    Catchable as the builtin ``TimeoutError`` and as ``multiprocessing.TimeoutError`` (what Gymnasium raises).
+    """
 
 
 class SpaceMismatchError(Error, RuntimeError):

@@ -40,7 +40,8 @@ Failure semantics:
   the envs, the exit code or signal and the command. The pool is then broken (every call but ``close`` raises
   the same error), unless ``restart_workers=True``, which restarts the worker, resets its envs and reports them
   as truncated with ``info["worker_restarted"]``.
-- Every wait accepts a timeout. A :class:`TimeoutError` leaves the call pending: call the same ``*_wait`` (or
+- Every wait accepts a timeout. A :class:`~vecspaces.error.WaitTimeoutError` (a builtin ``TimeoutError`` and a
+  ``multiprocessing.TimeoutError``, as Gymnasium raises) leaves the call pending: call the same ``*_wait`` (or
   ``recv``) again to collect the late results; other calls are refused until then; ``close()`` always works.
 - ``close()`` is idempotent and escalates: close command, join with a timeout, terminate, kill. Workers ignore
   SIGINT, exit by themselves if the main process dies, and are terminated at interpreter exit.

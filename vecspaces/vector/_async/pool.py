@@ -24,7 +24,7 @@ from typing import Any
 import cloudpickle
 import psutil
 
-from vecspaces.error import WorkerDiedError, message
+from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
 from vecspaces.vector._async.protocol import Command, Reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import AdaptiveSpin
@@ -139,7 +139,7 @@ class WorkerPool:
             if not process.is_alive():
                 raise WorkerDiedError(self.death_message(w, "construction"))
             if time.monotonic() > deadline:
-                raise TimeoutError(
+                raise WaitTimeoutError(
                     message(
                         f"worker {w} (envs {span(self.slices[w])}) did not finish building its envs in time",
                         expected="every env built within startup_timeout",
@@ -215,7 +215,7 @@ class WorkerPool:
 
         Raises:
             WorkerDiedError: a busy worker died (and restarting is off or failed).
-            TimeoutError: ``timeout`` passed first; the workers' commands stay pending.
+            WaitTimeoutError: ``timeout`` passed first; the workers' commands stay pending.
         """
         started = time.perf_counter()
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -285,7 +285,7 @@ class WorkerPool:
                     return
             if deadline is not None and time.monotonic() >= deadline:
                 workers = sorted(self.busy)
-                raise TimeoutError(
+                raise WaitTimeoutError(
                     f"{call} timed out after waiting for workers {workers} "
                     f"(envs {', '.join(span(self.slices[w]) for w in workers)}); "
                     f"call {call} again to collect the late results, or close()"
