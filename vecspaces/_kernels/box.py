@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from vecspaces._ops.batch import (
     as_items,
+    assign_rows,
     batch_differing_spaces,
     batch_space,
     check_batch_size,
@@ -161,14 +162,8 @@ def _concatenate_box(space: Box, items: Iterable[Any], out: NDArray[Any]) -> NDA
 def _prepare_box(space: Box, items: Sequence[Any], out: Any) -> Callable[[], NDArray[Any]]:
     """The check phase of concatenate (see ``register_concatenate``): the write it returns cannot fail."""
     if rows_fit(items, out, space._shape):
-        return partial(_assign_rows, out, items)
+        return partial(assign_rows, out, items)
     return _prepare_checked(space, items, out)
-
-
-def _assign_rows(out: NDArray[Any], items: Sequence[Any]) -> NDArray[Any]:
-    if items:
-        out[...] = items
-    return out
 
 
 def _prepare_checked(space: Box, items: Sequence[Any], out: Any) -> Callable[[], NDArray[Any]]:

@@ -339,21 +339,82 @@ ndarray = np.ndarray
 def _concatenate_container(space: Container[Any], items: Iterable[Any], out: Any) -> Any:
     if type(items) is not list and type(items) is not tuple:
         items = as_items(items)
-    return _prepare_container(space, items, out)()
+    if type(out) is dict:
+        batch = _concatenate_arrays_dict(space, items, out)
+        if batch is not None:
+            return batch
+    return _write_all(space, *_check_children(space, items, out))  # _prepare_container(...)(), with less overhead
+
+
+def _concatenate_arrays_dict(space: Container[Any], items: Sequence[Any], out: dict[Any, Any]) -> Any:
+    """The most common case in one pass, or None: a Dict of array children, plain dicts, no conversion needed.
+
+    Every child's column is checked (as in :func:`_check_children`) before any is written. Returns None,
+    having written nothing, whenever anything differs from that case; the general path then explains.
+    """
+    children = space.spaces
+    count = len(items)
+    if type(children) is not dict or len(out) != len(children):
+        return None
+    size = len(children)
+    for item in items:
+        if type(item) is not dict or len(item) != size:
+            return None
+    rows: Rows = []
+    try:
+        for key, child in children.items():
+            child_out = out[key]
+            shape = child._shape
+            if (
+                _concatenate_kernel(child.__class__) not in _stack_kernels
+                or type(child_out) is not ndarray
+                or shape is None
+                or child_out.shape != (count, *shape)
+                or not child_out.flags.writeable
+            ):
+                return None
+            column = [item[key] for item in items]
+            dtype = child_out.dtype
+            scalar = None if shape else dtype.type  # a numpy scalar has shape ()
+            for value in column:
+                kind = value.__class__
+                if kind is not scalar and (kind is not ndarray or value.dtype is not dtype or value.shape != shape):
+                    return None
+            rows.append((child_out, column))
+    except KeyError:  # a dict with other keys
+        return None
+    for child_out, values in rows:
+        if values:
+            child_out[...] = values  # assign_rows, inlined
+    return {key: child_out for key, (child_out, _) in zip(children, rows, strict=True)}
 
 
 def _prepare_container(space: Container[Any], items: Sequence[Any], out: Any) -> Callable[[], Any]:
     """The check phase of concatenate: every child's column is checked before any child writes.
 
-    Each child's kernel is prepared (its checks run, its write is kept for later). A child whose kernel has
-    no check phase (one registered directly for a custom space) runs as a whole after every other child
-    has been checked. The write returned runs the children's writes, which cannot fail, and builds the
-    container of their results.
+    The write returned runs the children's writes, which cannot fail, and builds the container of their results.
+    """
+    return partial(_write_all, space, *_check_children(space, items, out))
+
+
+Rows = list[tuple[np.ndarray[Any, Any], Sequence[Any]]]
+
+
+def _check_children(space: Container[Any], items: Sequence[Any], out: Any) -> tuple[Rows, list[Any]]:
+    """Check every child's column of ``items``; return what the write phase does for each child.
+
+    Each child's kernel is prepared (its checks run, its write is kept for later). Array children whose items
+    need no conversion (checked here, as rows_fit does) are returned as ``(out, column)`` rows to assign. A
+    child whose kernel has no check phase (one registered directly for a custom space) runs as a whole after
+    every other child has been checked.
+
+    Returns:
+        The rows to assign, and per child its out (a row), its write, or a holder of its result.
     """
     columns, outs = _columns(space, items, out)
     children = space._children()
     count = len(items)
-    rows: list[tuple[np.ndarray[Any, Any], Sequence[Any]]] = []  # (out, column) of the fast array children
+    rows: Rows = []  # (out, column) of the fast array children
     writes: list[Any] = []  # per child: its out (fast), its write, or None (no check phase)
     unprepared: list[int] = []
     index = 0
@@ -388,7 +449,7 @@ def _prepare_container(space: Container[Any], items: Sequence[Any], out: Any) ->
             writes[index] = _Done(_concatenate_kernel(child.__class__)(child, columns[index], outs[index]))
     except Error as error:
         raise relocate(error, space._segment(index), "space") from None
-    return partial(_write_all, space, rows, writes)
+    return rows, writes
 
 
 class _Done:
@@ -403,10 +464,10 @@ class _Done:
         return self.value
 
 
-def _write_all(space: Container[Any], rows: list[tuple[np.ndarray[Any, Any], Sequence[Any]]], writes: list[Any]) -> Any:
+def _write_all(space: Container[Any], rows: Rows, writes: list[Any]) -> Any:
     for child_out, column in rows:
         if column:
-            child_out[...] = column
+            child_out[...] = column  # assign_rows, inlined
     return space._pack([write if type(write) is np.ndarray else write() for write in writes])
 
 

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from vecspaces._ops.batch import (
     as_items,
+    assign_rows,
     batch_differing_spaces,
     batch_space,
     check_batch_size,
@@ -210,14 +211,8 @@ def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -
 def prepare_stack_into(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
     """The check phase of :func:`stack_into` (see ``register_concatenate``): the write it returns cannot fail."""
     if rows_fit(items, out, space._shape):
-        return partial(_assign_rows, out, items)
+        return partial(assign_rows, out, items)
     return _prepare_checked(space, items, out)
-
-
-def _assign_rows(out: npt.NDArray[Any], items: Sequence[Any]) -> npt.NDArray[Any]:
-    if items:
-        out[...] = items
-    return out
 
 
 def _prepare_checked(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:

@@ -56,6 +56,7 @@ from vecspaces.spaces.space import Space
 __all__ = [
     "Prepare",
     "as_items",
+    "assign_rows",
     "batch_differing_spaces",
     "batch_space",
     "concatenate",
@@ -411,18 +412,18 @@ def _prepare_opaque(space: Space[Any], items: Sequence[Any], out: Any) -> Callab
 set_prepare(concatenate.registry[object], _prepare_opaque)
 
 
-# Concatenate kernels whose batch is ``out`` holding one item per row, ``out[...] = items`` when rows_fit:
+# Concatenate kernels whose batch is ``out`` holding one item per row, assign_rows(out, items) when rows_fit:
 # composite kernels write such children themselves.
 _STACK_KERNELS: set[Callable[..., Any]] = set()
 
 
 def stack_kernels() -> set[Callable[..., Any]]:
-    """The concatenate kernels that fill ``out`` row by row (``out[...] = items`` when :func:`rows_fit`)."""
+    """The concatenate kernels that fill ``out`` row by row (:func:`assign_rows` when :func:`rows_fit`)."""
     return _STACK_KERNELS
 
 
 def set_stacks(kernel: Callable[..., Any]) -> None:
-    """Declare that ``kernel`` fills its ``out`` with ``out[...] = items`` whenever :func:`rows_fit` holds.
+    """Declare that ``kernel`` fills its ``out`` with :func:`assign_rows` whenever :func:`rows_fit` holds.
 
     ``rows_fit`` is given the space's ``_shape``: only array spaces (Box, Discrete, MultiBinary,
     MultiDiscrete) can be declared so.
@@ -447,13 +448,26 @@ def prepare_concatenate(space: Space[Any], items: Sequence[Any], out: Any) -> Ca
     return prepare(space, items, out)
 
 
+def assign_rows(out: np.ndarray[Any, Any], items: Sequence[Any]) -> np.ndarray[Any, Any]:
+    """Copy ``items`` into the rows of ``out`` (checked by :func:`rows_fit`) and return ``out``.
+
+    Example:
+        >>> assign_rows(np.zeros((2, 2), np.int64), [np.array([1, 2]), np.array([3, 4])]).tolist()
+        [[1, 2], [3, 4]]
+    """
+    if items:
+        # One assignment from the list: faster than np.stack (no per-item expand_dims) and than a loop of rows.
+        out[...] = items
+    return out
+
+
 def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
     """Copy ``items`` into the rows of ``out`` if they need no conversion or check; return whether it did.
 
     The fast path of ``concatenate`` for array spaces. It applies when ``out`` is an array of shape
     ``(len(items), *shape)`` and every item is an array (or numpy scalar) of exactly ``out``'s dtype and of shape
-    ``shape``; then one assignment copies them all. Otherwise nothing is written, and the caller takes its
-    checked path, which converts what it may and explains what it cannot.
+    ``shape``; then one assignment copies them all. Otherwise nothing is written, and the caller takes its checked
+    path, which converts what it may and explains what it cannot.
 
     Example:
         >>> out = np.zeros((2, 3), np.float32)
@@ -473,9 +487,9 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> 
                 return False
         if items[0].shape != shape:
             return False
-        # One assignment from the list: faster than np.stack (no per-item expand_dims) and than a loop. numpy
-        # refuses items of unequal shapes (and a read-only out) with a ValueError before writing anything, so
-        # checking the first item's shape is enough here, where nothing else has been written yet.
+        # One assignment (see assign_rows). numpy refuses items of unequal shapes (and a read-only out) with a
+        # ValueError before writing anything, so checking the first item's shape is enough here, where nothing
+        # else has been written yet.
         out[...] = items
     except (AttributeError, ValueError):  # an item that is not an array, items of unequal shapes, read-only out
         return False
@@ -483,7 +497,7 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> 
 
 
 def rows_fit(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
-    """Whether ``out[...] = items`` copies ``items`` into the rows of ``out`` as they are, and cannot fail.
+    """Whether :func:`assign_rows` copies ``items`` into the rows of ``out`` as they are, and cannot fail.
 
     True when ``out`` is a writeable array of shape ``(len(items), *shape)`` and every item is an array (or
     numpy scalar) of exactly ``out``'s dtype and of shape ``shape``. The check phase of a kernel inside a
