@@ -235,3 +235,13 @@ def test_dict_and_box_examples_are_what_the_table_says() -> None:
     assert not table.support("flatdim", Sequence).supported
     assert table.support("flatdim", Sequence).error is table.UNSUPPORTED["flatdim", "Sequence"].error
     assert np.ndim(flatdim(make("dict_nested"))) == 0
+
+
+def test_every_built_in_concatenate_kernel_has_a_check_phase() -> None:
+    # A Dict or Tuple checks every child before any writes only through the children's check phases
+    # (vecspaces._ops.batch.register_concatenate); a built-in kernel without one would break that guarantee.
+    from vecspaces._ops.batch import preparers
+
+    for kind, cls in table._kind_classes().items():
+        assert concatenate.dispatch(cls) in preparers(), kind
+    assert concatenate.registry[object] in preparers()  # the custom-space rule writes nothing

@@ -8,10 +8,12 @@ flat dtype. When a child is a Sequence or a Graph (anywhere inside), the contain
 the same kind holding each child's flattened value, and ``flatdim`` raises NotFlattenableError naming it.
 
 Batched type. A container of the same kind and keys holding each child's batched space (``batch_space``,
-``batch_differing_spaces``), batched value (``concatenate``, ``create_empty_array``); ``iterate`` yields one
-dict per env for a Dict and one tuple per env for a Tuple, with one exception for Tuples (see
-:func:`_iterate_tuple`): a Tuple whose direct children have no ``iterate`` of their own is the batch of
-per-env copies that Text, Sequence, Graph, OneOf and custom spaces batch to, and its items are the values.
+``batch_differing_spaces``), batched value (``concatenate``, ``create_empty_array``). ``concatenate`` checks
+every child's column before any child writes into its part of ``out``, so a failure leaves ``out`` as it was
+(see :func:`_check_children`). ``iterate`` yields one dict per env for a Dict and one tuple per env for a
+Tuple, with one exception for Tuples (see :func:`_iterate_tuple`): a Tuple whose direct children have no
+``iterate`` of their own is the batch of per-env copies that Text, Sequence, Graph, OneOf and custom spaces
+batch to, and its items are the values.
 
 Shared memory: a :class:`~vecspaces._ops.layout.DictNode` / :class:`~vecspaces._ops.layout.TupleNode`, then
 each child's nodes in the space's order, each path extended by the child's key or position.

@@ -69,9 +69,9 @@ __all__ = [
     "register_batched_as_copies",
     "register_concatenate",
     "rows_fit",
+    "set_prepare",
     "set_stacks",
     "stack_kernels",
-    "set_prepare",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -35,7 +35,9 @@ Bounds (``Box.low``, ``Discrete.n``, ``Text.min_length``) are not checked: that 
 slow for every step of a large observation.
 
 A buffer that was never written holds zeros: arrays of zeros, Text as ``character_list[0] * max_length``
-(as in Gymnasium), OneOf as branch 0 holding zeros.
+(as in Gymnasium), OneOf as branch 0 holding zeros. For Text this is not ``create_empty_array``'s placeholder
+(the first character of the *sorted* charset, ``min_length`` times), again as in Gymnasium; the reason both
+are kept is in ``vecspaces._kernels.text``.
 """
 
 from __future__ import annotations
