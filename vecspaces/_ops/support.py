@@ -166,8 +166,8 @@ UNSUPPORTED: dict[tuple[str, str], Unsupported] = {
 
 _FIXED_FLAT_SIZE = Condition("every child has a fixed flat size (no Sequence or Graph inside)", NotFlattenableError)
 _FIXED_SIZE = Condition(
-    "every child has a fixed size; create_shared_memory names the path of a Sequence or Graph inside, "
-    "and a worker pool sends such a child through its pipe",
+    "every child has a fixed size; the three shared-memory functions name the path of a Sequence or Graph "
+    "inside (also for memory made by SharedLayout.allocate), and a worker pool sends such a child through its pipe",
     InvalidTypeError,
 )
 CONDITIONS: dict[tuple[str, str], Condition] = {
