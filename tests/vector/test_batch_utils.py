@@ -472,6 +472,39 @@ def test_a_failed_concatenate_of_a_container_leaves_out_untouched(where: str, ba
             np.testing.assert_array_equal(got, expected)
 
 
+ARRAYS = Dict(a=Box(0.0, 1.0, (3,), np.float32), b=Discrete(4), c=MultiBinary((2, 2)), d=Box(0, 9, (2,), np.int16))
+WRONG = {
+    # One more entry in the last dimension (a 1-D array for a shape-() child), in the item's dtype: numpy would
+    # find the rows ragged.
+    "ragged": lambda value: np.zeros(
+        (*np.shape(value)[:-1], np.shape(value)[-1] + 1) if np.ndim(value) else 2, np.asarray(value).dtype
+    ),
+    "dtype": lambda value: np.asarray(value).astype(np.complex128),  # no same-kind cast to a real dtype
+}
+
+
+@pytest.mark.parametrize("wrong", list(WRONG))
+@pytest.mark.parametrize("key", list(ARRAYS.spaces))
+@pytest.mark.parametrize("bad_item", [0, 2])
+def test_a_dict_of_arrays_with_one_bad_item_leaves_out_untouched(key: str, wrong: str, bad_item: int) -> None:
+    # The one-pass path for a Dict of arrays leaves the shapes of its first child's later items to numpy, which
+    # refuses them before writing; every other child is checked item by item. Either way nothing is written.
+    ARRAYS.seed(8)
+    out = create_empty_array(ARRAYS, 3)
+    concatenate(ARRAYS, [ARRAYS.sample() for _ in range(3)], out)
+    before = _copy(out)
+    items = [ARRAYS.sample() for _ in range(3)]
+    value = items[bad_item][key]
+    items[bad_item][key] = (
+        WRONG[wrong](value).astype(np.asarray(value).dtype) if wrong == "ragged" else WRONG[wrong](value)
+    )
+    with pytest.raises((InvalidValueError, InvalidTypeError)) as info:
+        concatenate(ARRAYS, items, out)
+    assert f"space[{key!r}]" in str(info.value) and f"items[{bad_item}]" in str(info.value)
+    for name in ARRAYS.spaces:
+        np.testing.assert_array_equal(out[name], before[name])
+
+
 def test_a_failed_concatenate_of_a_tuple_of_arrays_leaves_every_child_untouched() -> None:
     space = Tuple((Box(0, 1, (2,)), Discrete(3), Box(0, 1, (2,))))
     out = create_empty_array(space, 2)

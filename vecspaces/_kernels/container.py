@@ -363,6 +363,8 @@ def _concatenate_arrays_dict(space: Container[Any], items: Sequence[Any], out: d
         if type(item) is not dict or len(item) != size:
             return None
     rows: Rows = []
+    first: tuple[Any, list[Any]] | None = None  # the child written first, whose items' shapes numpy checks
+    batch: dict[Any, Any] = {}
     try:
         for key, child in children.items():
             child_out = out[key]
@@ -377,18 +379,34 @@ def _concatenate_arrays_dict(space: Container[Any], items: Sequence[Any], out: d
                 return None
             column = [item[key] for item in items]
             dtype = child_out.dtype
-            scalar = None if shape else dtype.type  # a numpy scalar has shape ()
-            for value in column:
-                kind = value.__class__
-                if kind is not scalar and (kind is not ndarray or value.dtype is not dtype or value.shape != shape):
+            if shape and first is None:
+                # numpy refuses items of unequal shapes before it writes anything, so for the child written
+                # first the shape of the first item is enough: if numpy refuses, nothing has been written yet.
+                for value in column:
+                    if value.__class__ is not ndarray or value.dtype is not dtype:
+                        return None
+                if column and column[0].shape != shape:
                     return None
-            rows.append((child_out, column))
+                first = (child_out, column)
+            else:
+                scalar = None if shape else dtype.type  # a numpy scalar has shape ()
+                for value in column:
+                    kind = value.__class__
+                    if kind is not scalar and (kind is not ndarray or value.dtype is not dtype or value.shape != shape):
+                        return None
+                rows.append((child_out, column))
+            batch[key] = child_out
     except KeyError:  # a dict with other keys
         return None
+    if first is not None and first[1]:
+        try:
+            first[0][...] = first[1]
+        except ValueError:  # items of unequal shapes; nothing is written yet, the general path names the item
+            return None
     for child_out, values in rows:
         if values:
             child_out[...] = values  # assign_rows, inlined
-    return {key: child_out for key, (child_out, _) in zip(children, rows, strict=True)}
+    return batch
 
 
 def _prepare_container(space: Container[Any], items: Sequence[Any], out: Any) -> Callable[[], Any]:
