@@ -516,6 +516,19 @@ def test_a_failed_concatenate_of_a_tuple_of_arrays_leaves_every_child_untouched(
     assert batch[0] is out[0] and out[0].all() and out[1].tolist() == [2, 2]
 
 
+def test_a_cast_warning_raised_as_an_error_comes_before_any_write() -> None:
+    import warnings
+
+    space = Dict(a=Discrete(3), b=Box(-1.0, 1.0, (2,), np.float16))
+    out = create_empty_array(space, 2)
+    items = [{"a": np.int64(1), "b": np.array([1e300, 0.0])}, {"a": np.int64(2), "b": np.zeros(2)}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match="overflow"):
+            concatenate(space, items, out)
+    assert not out["a"].any() and not out["b"].any()
+
+
 def test_a_failed_concatenate_with_a_read_only_child_out_writes_nothing() -> None:
     space = Dict(a=Discrete(3), b=Box(0, 1, (2,)))
     out = create_empty_array(space, 2)

@@ -173,7 +173,18 @@ def _prepare_checked(space: Box, items: Sequence[Any], out: Any) -> Callable[[],
         raise problem
     if not items and out is not None:
         return lambda: out
+    if out is not None:
+        # Casts numpy may warn about (float64 overflowing float16) happen here, before anything is written, so
+        # the write cannot fail even where warnings are errors.
+        items = [_cast_if_unsafe(item, out.dtype) for item in items]
     return partial(np.stack, items, axis=0, out=out)
+
+
+def _cast_if_unsafe(item: Any, dtype: np.dtype[Any]) -> Any:
+    array = np.asarray(item)
+    if array.dtype == dtype or np.can_cast(array.dtype, dtype, "safe"):
+        return item
+    return array.astype(dtype)
 
 
 set_stacks(_concatenate_box)
