@@ -2,7 +2,8 @@
 
 Runs the benchmark scenarios of DESIGN.md (tiny, atari, dict, cpu) with the same envs in every backend and
 prints env-steps per second, the ratio to Gymnasium's AsyncVectorEnv, and peak memory (main process plus
-workers). Each number is the median of several timed runs.
+workers). Each number is the median of several timed runs; the runs of every vector env of a scenario are
+interleaved round by round, so the load of a shared machine falls on all of them alike.
 
 Usage::
 
@@ -100,27 +101,62 @@ def tree_rss() -> int:
     return total
 
 
-def measure(backend: str, env_class: type, num_envs: int, seconds: float, repeats: int, **kwargs: Any) -> Result:
-    """Median env-steps/s over ``repeats`` runs of ``seconds`` each (each run on a fresh vector env)."""
-    runs, peak = [], 0
-    for _ in range(repeats):
-        envs = BACKENDS[backend](env_class, num_envs, kwargs)
+@dataclass
+class Contender:
+    """One vector env under test: how to make it, and its timed runs."""
+
+    label: str
+    backend: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    runs: list[float] = field(default_factory=list)
+    peak_rss: int = 0
+
+
+def open_envs(contender: Contender, env_class: type, num_envs: int) -> tuple[Any, Any]:
+    """Build, reset and warm up a contender's vector env; return it with the actions it will be stepped with."""
+    envs = BACKENDS[contender.backend](env_class, num_envs, contender.settings)
+    envs.reset(seed=0)
+    envs.action_space.seed(0)
+    actions = envs.action_space.sample()
+    for _ in range(20):
+        envs.step(actions)
+    return envs, actions
+
+
+def timed_run(envs: Any, actions: Any, num_envs: int, seconds: float) -> float:
+    """Env-steps per second of ``step()`` over about ``seconds``."""
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(10):
+            envs.step(actions)
+        steps += 10
+    return steps * num_envs / (time.perf_counter() - start)
+
+
+def measure(contenders: list[Contender], env_class: type, num_envs: int, seconds: float, repeats: int) -> None:
+    """Fill each contender's runs and peak memory.
+
+    Memory: each contender alone (its workers and the main process), one at a time. Speed: every contender is
+    kept open and their runs are interleaved round by round, so a slow spell of a shared machine lands on
+    all of them alike instead of on whichever ran then.
+    """
+    for contender in contenders:
+        envs, actions = open_envs(contender, env_class, num_envs)
         try:
-            envs.reset(seed=0)
-            envs.action_space.seed(0)
-            actions = envs.action_space.sample()
-            for _ in range(20):
-                envs.step(actions)
-            steps, start = 0, time.perf_counter()
-            while time.perf_counter() - start < seconds:
-                for _ in range(10):
-                    envs.step(actions)
-                steps += 10
-            runs.append(steps * num_envs / (time.perf_counter() - start))
-            peak = max(peak, tree_rss())
+            timed_run(envs, actions, num_envs, min(seconds, 0.2))
+            contender.peak_rss = tree_rss()
         finally:
             envs.close()
-    return Result(statistics.median(runs), peak, runs)
+    opened: list[tuple[Contender, Any, Any]] = []
+    try:
+        for contender in contenders:
+            opened.append((contender, *open_envs(contender, env_class, num_envs)))
+        for _ in range(repeats):
+            for contender, envs, actions in opened:
+                contender.runs.append(timed_run(envs, actions, num_envs, seconds))
+    finally:
+        for _, envs, _ in opened:
+            envs.close()
 
 
 def progress(text: str) -> None:
@@ -131,23 +167,31 @@ def run_scenarios(names: list[str], seconds: float, repeats: int, tune: bool) ->
     table: dict[str, dict[str, Result]] = {}
     for name in names:
         env_class, num_envs = SCENARIOS[name]
-        row: dict[str, Result] = {}
-        for backend in BACKENDS:
-            progress(f"{name}: {backend}")
-            row[backend] = measure(backend, env_class, num_envs, seconds, repeats)
+        contenders = [Contender(backend, backend) for backend in BACKENDS]
         if tune:
-            best: tuple[float, str, Result] | None = None
             for tuning in TUNINGS:
                 label = ", ".join(f"{SHORT_NAMES.get(key, key)}={value}" for key, value in tuning.items())
-                progress(f"{name}: vecspaces {label}")
                 settings = {key: num_envs // 2 if value == "half" else value for key, value in tuning.items()}
-                result = measure("vecspaces", env_class, num_envs, seconds, repeats, **settings)
-                if best is None or result.steps_per_second > best[0]:
-                    best = (result.steps_per_second, label, result)
-            assert best is not None
-            row[f"tuned ({best[1]})"] = best[2]
+                contenders.append(Contender(f"tuned ({label})", "vecspaces", settings))
+        progress(f"{name}: {len(contenders)} vector envs, {repeats} interleaved rounds of {seconds} s")
+        measure(contenders, env_class, num_envs, seconds, repeats)
+        results = {c.label: Result(statistics.median(c.runs), c.peak_rss, c.runs) for c in contenders}
+        row = {backend: results[backend] for backend in BACKENDS}
+        tuned = [label for label in results if label.startswith("tuned")]
+        if tuned:
+            best = max(tuned, key=lambda label: results[label].steps_per_second)
+            row[best] = results[best]
         table[name] = row
     return table
+
+
+def sweep_rate(backend: str, env_class: type, num_envs: int, seconds: float) -> float:
+    contender = Contender(backend, backend)
+    envs, actions = open_envs(contender, env_class, num_envs)
+    try:
+        return timed_run(envs, actions, num_envs, seconds)
+    finally:
+        envs.close()
 
 
 def print_table(table: dict[str, dict[str, Result]]) -> None:
@@ -183,8 +227,12 @@ def sweep(seconds: float, sizes: list[int]) -> None:
         env_class, _ = SCENARIOS[name]
         for n in sizes:
             progress(f"sweep {name} n={n}")
-            ours = measure("vecspaces", env_class, n, seconds, 1).steps_per_second
-            theirs = measure("gym-async", env_class, n, seconds, 1).steps_per_second
+            # Alternating, median of three each: the sweep's runs are short.
+            rates: dict[str, list[float]] = {"vecspaces": [], "gym-async": []}
+            for _ in range(3):
+                for backend, runs in rates.items():
+                    runs.append(sweep_rate(backend, env_class, n, seconds / 3))
+            ours, theirs = (statistics.median(runs) for runs in rates.values())
             print(f"{name:<8} {n:>8} {ours:>12,.0f} {theirs:>12,.0f} {ours / theirs:>7.2f}x", flush=True)
 
 
@@ -221,7 +269,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-    seconds, repeats = (0.4, 1) if args.quick else (1.5, 3)
+    seconds, repeats = (0.25, 3) if args.quick else (1.0, 7)
     table = run_scenarios(args.scenarios, seconds, repeats, tune=not args.quick)
     print_table(table)
     if args.sweep:

@@ -89,6 +89,8 @@ __all__ = ["AsyncVectorEnv"]
 DEFAULT_MAX_SPIN_SECONDS = 1e-3
 # The worker index of the envs the main process steps itself.
 LOCAL = -1
+# The commands that write observations into the buffer the lender chose.
+_WRITES_OBSERVATIONS = frozenset((Command.STEP, Command.RESET))
 # Calls whose effects would bypass the pool's bookkeeping.
 _RESERVED_CALLS = ("reset", "step", "close")
 
@@ -277,6 +279,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         if observations is None:
             self._observation_buffer = create_empty_array(self.single_observation_space, self.num_envs, np.zeros)
             self._piped_observations = _placeholders(self.observation_space, self._observation_buffer, self.num_envs)
+        self._all_envs = range(self.num_envs)
         action_layout = self._memory.actions.layout
         self._piped_actions = bool(action_layout.variable_leaves)
         self._action_view = self._memory.actions.batch_views[0] if is_single_array(action_layout) else None
@@ -341,7 +344,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
         self._check_can_start("step_async")
-        arguments = self._write_actions(actions, range(self.num_envs))
+        arguments = self._write_actions(actions, self._all_envs)
         self._choose_observation_buffer()
         self._start(Command.STEP, arguments)
 
@@ -352,7 +355,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.STEP, "step_wait", timeout)
-        infos = self._gather_infos(replies)
+        infos = self._gather_infos(replies) if replies else {}
         control = self._control
         return (
             self._observations(),
@@ -590,6 +593,14 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         return self.timeout if timeout is None else timeout
 
     def _check_can_start(self, call: str) -> None:
+        if (
+            self._call is None
+            and not self.closed
+            and self._pool.broken is None
+            and not self._in_flight
+            and not self._ready
+        ):
+            return
         if self.closed:
             raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
         if self._pool.broken is not None:
@@ -617,19 +628,22 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Give ``command`` to every worker with its arguments, if any; the main process's envs run at the wait."""
         self._replies = {}
         self._call = command
-        for w in range(self.num_workers):
-            payload = arguments.get(w)
-            self._pool.dispatch(w, command, None if payload is None else cloudpickle.dumps(payload))
+        if not arguments:
+            self._pool.dispatch_all(command)
+        else:
+            for w in range(self.num_workers):
+                payload = arguments.get(w)
+                self._pool.dispatch(w, command, None if payload is None else cloudpickle.dumps(payload))
         if self._local is not None:
             self._local_pending = (command, arguments.get(LOCAL))
 
     def _finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""
-        if self.closed:
-            raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv")
-        if self._pool.broken is not None:
-            raise WorkerDiedError(self._pool.broken)
-        if self._call is not command:
+        if self._call is not command or self.closed or self._pool.broken is not None:
+            if self.closed:
+                raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv")
+            if self._pool.broken is not None:
+                raise WorkerDiedError(self._pool.broken)
             name = command.name.lower()
             raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
         if self._local_pending is not None:
@@ -639,18 +653,20 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             assert self._local is not None
             self._on_reply(LOCAL, local_command, self._local.handle(local_command, local_arguments))
         pool = self._pool
-        pool.collect(lambda: not pool.busy, call, self._timeout(timeout))
+        pool.collect(pool.idle, call, self._timeout(timeout))
         self._call = None
         replies, self._replies = self._replies, {}
-        if self._lender is not None and command in (Command.STEP, Command.RESET):
+        if self._lender is not None and self._lender.spares and command in _WRITES_OBSERVATIONS:
             # Envs that did not write this time keep their last observation in the new buffer (the envs of
             # a restarted worker were all reset anew).
             stale = [error.env_index for error in self._env_errors if error.env_index is not None]
             if command is Command.RESET:
                 stale += [i for i in self._not_reset if i not in pool.restarted_envs]
             self._lender.settle(stale)
-        pool.restarted_envs.clear()
-        self._raise_env_errors()
+        if pool.restarted_envs:
+            pool.restarted_envs.clear()
+        if self._env_errors:
+            self._raise_env_errors()
         return replies
 
     def _on_reply(self, w: int, command: Command, reply: Reply | None) -> None:
@@ -723,31 +739,36 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def _read_observations(self) -> Any:
         """The whole batch of observations as it stands (views of the shared buffer for array leaves)."""
-        if self._piped_observations is not None:
-            for index, values in enumerate(self._variable_values):
-                if values[0] is not None:
-                    self._piped_observations[index] = values[0]
-            self._observation_buffer = concatenate(
-                self.single_observation_space, self._piped_observations, self._observation_buffer
-            )
-            return self._observation_buffer
-        variable = None
-        if self._variable_leaves:
-            variable = [
-                tuple(values[leaf] for values in self._variable_values) for leaf in range(self._variable_leaves)
-            ]
-        assert self._lender is not None  # else the observations came through the pipes
-        return self._lender.batches[self._lender.current].read(variable)
+        if self._lender is None:
+            return self._piped_batch()
+        return self._lender.batches[self._lender.current].read(self._variable_batches())
 
     def _observations(self) -> Any:
         """The caller's batch of observations after a reset or step."""
-        observations = self._read_observations()
-        if self._lender is not None:
-            return self._lender.result(observations)
-        return copied(observations) if self.copy else observations
+        if self._lender is None:
+            observations = self._piped_batch()
+            return copied(observations) if self.copy else observations
+        return self._lender.result(self._variable_batches() if self._variable_leaves else None)
+
+    def _piped_batch(self) -> Any:
+        """The batch of observations that came whole through the pipes, concatenated in place."""
+        assert self._piped_observations is not None
+        for index, values in enumerate(self._variable_values):
+            if values[0] is not None:
+                self._piped_observations[index] = values[0]
+        self._observation_buffer = concatenate(
+            self.single_observation_space, self._piped_observations, self._observation_buffer
+        )
+        return self._observation_buffer
+
+    def _variable_batches(self) -> list[tuple[Any, ...]] | None:
+        """The batched values of the observation's variable-size leaves (which came through the pipes)."""
+        if not self._variable_leaves:
+            return None
+        return [tuple(values[leaf] for values in self._variable_values) for leaf in range(self._variable_leaves)]
 
     def _choose_observation_buffer(self) -> None:
-        if self._lender is not None:
+        if self._lender is not None and self._lender.spares:
             self._control.generation[0] = self._lender.choose()
 
     def _results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:

@@ -62,8 +62,7 @@ class ObservationLender:
         self.current = self.pending = OWN
         # Per buffer: weak references to the owners of the arrays lent from it.
         self._lent: list[list[weakref.ref[Any]]] = [[] for _ in batches]
-        # Per buffer: lendable batch view (by id) -> (ctypes type of its region, byte offset, dtype, shape).
-        self._regions = [_lendable_regions(batch) for batch in batches]
+        self._plans = [_Plan(batch, lend=g != OWN) for g, batch in enumerate(batches)]
 
     def choose(self) -> int:
         """Pick the buffer the next reset or step writes (the caller puts it in the control block)."""
@@ -99,47 +98,63 @@ class ObservationLender:
         self.settle(range(self.batches[OWN].n))
         return self.batches[OWN]
 
-    def result(self, value: Any) -> Any:
-        """The caller's batch from ``value``, a read of the current buffer: lent, copied or as it is."""
-        if self.current == OWN:
-            return copied(value) if self.copy else value
-        held: list[weakref.ref[Any]] = []
-        self._lent[self.current] = held
-        return _lent(value, self._regions[self.current], self.batches[self.current].buffer, held)
+    def result(self, variable: list[Any] | None = None) -> Any:
+        """The caller's batch, read from the current buffer: lent and copied (``copy=True``) or views.
+
+        Args:
+            variable: the batched values of the variable-size leaves, which the buffer does not hold.
+        """
+        g = self.current
+        batch = self.batches[g]
+        leaves = batch.read_leaves(variable)
+        if not self.copy:
+            return batch.assemble(leaves)
+        plan = self._plans[g]
+        if plan.lent:
+            held: list[weakref.ref[Any]] = []
+            buffer = batch.buffer
+            for position, region_type, offset, dtype, shape in plan.lent:
+                owner = region_type.from_buffer(buffer, offset)
+                held.append(weakref.ref(owner))
+                leaves[position] = np.frombuffer(owner, dtype).reshape(shape)
+            self._lent[g] = held
+        for position, view in plan.copied:
+            leaves[position] = view.copy()
+        for position in plan.others:
+            leaves[position] = copied(leaves[position])
+        return batch.assemble(leaves)
 
     def _is_free(self, g: int) -> bool:
         return all(owner() is None for owner in self._lent[g])
 
 
+class _Plan:
+    """How the caller's batch is made from one buffer's leaves (see ``SharedBatch.read_leaves``).
+
+    Attributes:
+        lent: the array leaves to lend: (position, ctypes type of their region, byte offset, dtype, shape).
+        copied: the array leaves to copy: (position, batch view).
+        others: the positions of the other leaves (Text, OneOf, variable-size), copied as values.
+    """
+
+    def __init__(self, batch: SharedBatch, lend: bool) -> None:
+        self.lent: list[tuple[int, Any, int, np.dtype[Any], tuple[int, ...]]] = []
+        self.copied: list[tuple[int, np.ndarray[Any, Any]]] = []
+        slots = batch.layout.slots
+        for position, index in batch.array_leaves:
+            view = batch.batch_views[index]
+            if lend and view.nbytes >= LEND_MIN_BYTES:
+                offset = batch.offset + slots[index].offset
+                self.lent.append((position, ctypes.c_uint8 * view.nbytes, offset, view.dtype, view.shape))
+            else:
+                self.copied.append((position, view))
+        arrays = {position for position, _ in batch.array_leaves}
+        self.others = [position for position in range(len(batch.read_leaves())) if position not in arrays]
+
+
 def _array_slots(layout: SharedLayout) -> list[int]:
     """The slots of the layout's array leaves (Text and OneOf slots are decoded at every read, never lent)."""
     return [leaf.first for leaf in layout._fixed if isinstance(leaf.node, ArrayLeaf)]
-
-
-def _lendable_regions(batch: SharedBatch) -> dict[int, tuple[Any, int, np.dtype[Any], tuple[int, ...]]]:
-    layout = batch.layout
-    regions = {}
-    for index in _array_slots(layout):
-        slot, view = layout.slots[index], batch.batch_views[index]
-        if view.nbytes >= LEND_MIN_BYTES:
-            regions[id(view)] = (ctypes.c_uint8 * view.nbytes, batch.offset + slot.offset, slot.dtype, view.shape)
-    return regions
-
-
-def _lent(value: Any, regions: dict[int, Any], buffer: Any, held: list[weakref.ref[Any]]) -> Any:
-    if isinstance(value, np.ndarray):
-        region = regions.get(id(value))
-        if region is None:
-            return value.copy()
-        region_type, offset, dtype, shape = region
-        owner = region_type.from_buffer(buffer, offset)
-        held.append(weakref.ref(owner))
-        return np.frombuffer(owner, dtype).reshape(shape)
-    if isinstance(value, dict):
-        return {key: _lent(item, regions, buffer, held) for key, item in value.items()}
-    if type(value) is tuple:
-        return tuple(_lent(item, regions, buffer, held) for item in value)
-    return value
 
 
 def copied(value: Any) -> Any:

@@ -80,6 +80,7 @@ class WorkerPool:
         self.restart = restart
         self.on_reply = on_reply
         self.num_workers = len(slices)
+        self.all_workers = range(self.num_workers)
         self.processes: list[Any] = [None] * self.num_workers
         self.connections: list[Any] = [None] * self.num_workers
         self.command_ready: list[Any] = [None] * self.num_workers
@@ -210,6 +211,18 @@ class WorkerPool:
             except OSError:  # BrokenPipeError, ConnectionResetError: the worker is gone
                 self._handle_death(w, command.name.lower(), self.busy.pop(w))
 
+    def dispatch_all(self, command: Command) -> None:
+        """Give every worker ``command`` without arguments (they must all be idle)."""
+        self.control.commands[:] = command
+        self.busy = dict.fromkeys(self.all_workers, command)
+        self._payloads = dict.fromkeys(self.all_workers)
+        for ready in self.command_ready:
+            ready.release()
+
+    def idle(self) -> bool:
+        """Whether no worker is running a command."""
+        return not self.busy
+
     def collect(self, done: Callable[[], bool], call: str, timeout: float | None) -> None:
         """Wait for workers to finish until ``done()`` holds; replies go to ``on_reply`` as they come.
 
@@ -231,8 +244,11 @@ class WorkerPool:
     def _take_finished(self) -> int:
         """Hand the replies of workers that finished to ``on_reply``; return how many there were."""
         finished = self.control.finished
+        ready = [w for w in self.busy if finished[w]]
+        if not ready:
+            return 0
         taken = 0
-        for w in [w for w in self.busy if finished[w]]:
+        for w in ready:
             finished[w] = 0
             command = self.busy.pop(w)
             taken += 1

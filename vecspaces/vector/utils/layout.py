@@ -594,6 +594,7 @@ class SharedBatch:
     def _bind_readers(self) -> None:
         """Prepare the read: array leaves are their batch views; Text and OneOf get decoders run per read."""
         template: list[Any] = []  # one entry per leaf, in pre-order
+        array_leaves: list[tuple[int, int]] = []
         fresh: list[tuple[int, Callable[[], Any]]] = []
         variable_positions: list[int] = []
         self._env_readers: list[Callable[[int], Any]] = []
@@ -611,6 +612,7 @@ class SharedBatch:
             views = self.batch_views[leaf.first : leaf.stop]
             if isinstance(leaf.node, ArrayLeaf):
                 template[position] = views[0]
+                array_leaves.append((position, leaf.first))
                 # Rows of 0-d leaves come out as numpy scalars, as Gymnasium's iterate gives them.
                 self._env_readers.append(views[0].__getitem__)
                 continue
@@ -622,6 +624,8 @@ class SharedBatch:
             fresh.append((position, _all_envs(read_env, self.n)))
             self._env_readers.append(read_env)
         self._template = tuple(template)
+        # (position among the leaves, slot index) of every array leaf, for callers of read_leaves.
+        self.array_leaves: tuple[tuple[int, int], ...] = tuple(array_leaves)
         self._fresh = tuple(fresh)
         self._variable_positions = tuple(variable_positions)
 
@@ -695,6 +699,22 @@ class SharedBatch:
             >>> batch.read()
             (array([0. , 0.5], dtype=float32), array([0., 1.], dtype=float32))
         """
+        return self.layout._assemble(self.read_leaves(variable))
+
+    def read_leaves(self, variable: Sequence[Any] | None = None) -> list[Any]:
+        """What :meth:`read` puts in the structure: one entry per leaf of the space, in pre-order.
+
+        Array leaves are the batch views themselves (``array_leaves`` says where they are), so a caller can
+        swap in copies before :meth:`assemble` puts the entries in the structure.
+
+        Example:
+            >>> from vecspaces.spaces import Box, Dict, Text
+            >>> batch = SharedLayout(Dict(a=Box(0, 1, ()), b=Text(2)), n=2).allocate()
+            >>> leaves = batch.read_leaves()
+            >>> leaves[batch.array_leaves[0][0]] = np.ones(2)
+            >>> batch.assemble(leaves)["a"]
+            array([1., 1.])
+        """
         leaves = list(self._template)
         for position, decode in self._fresh:
             leaves[position] = decode()
@@ -709,6 +729,10 @@ class SharedBatch:
                 )
             for position, batched in zip(self._variable_positions, variable, strict=True):
                 leaves[position] = batched
+        return leaves
+
+    def assemble(self, leaves: list[Any]) -> Any:
+        """Put the entries of :meth:`read_leaves` (possibly replaced) into the structure of the batched space."""
         return self.layout._assemble(leaves)
 
     def read_env(self, index: int) -> Any:
