@@ -91,13 +91,18 @@ class Result:
     runs: list[float] = field(default_factory=list)
 
 
-def tree_rss() -> int:
-    """Resident memory of this process and all its children, in bytes."""
+def child_pids() -> set[int]:
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def tree_rss(exclude: set[int]) -> int:
+    """Resident memory of this process and its children but those in ``exclude``, in bytes."""
     me = psutil.Process()
     total = me.memory_info().rss
     for child in me.children(recursive=True):
-        with contextlib.suppress(psutil.Error):  # a child may exit while we look
-            total += child.memory_info().rss
+        if child.pid not in exclude:
+            with contextlib.suppress(psutil.Error):  # a child may exit while we look
+                total += child.memory_info().rss
     return total
 
 
@@ -141,10 +146,11 @@ def measure(contenders: list[Contender], env_class: type, num_envs: int, seconds
     all of them alike instead of on whichever ran then.
     """
     for contender in contenders:
+        others = child_pids()  # e.g. the workers of a closed vector env that have not exited yet
         envs, actions = open_envs(contender, env_class, num_envs)
         try:
             timed_run(envs, actions, num_envs, min(seconds, 0.2))
-            contender.peak_rss = tree_rss()
+            contender.peak_rss = tree_rss(exclude=others)
         finally:
             envs.close()
     opened: list[tuple[Contender, Any, Any]] = []
