@@ -18,7 +18,9 @@ batch to, and its items are the values.
 Shared memory: a :class:`~vecspaces._ops.layout.DictNode` / :class:`~vecspaces._ops.layout.TupleNode`, then
 each child's nodes in the space's order, each path extended by the child's key or position.
 
-Every error about a part of a value names its path, e.g. ``items[3]['camera']: ...``.
+Every error about a part of a value names its path, e.g. ``items[3]['camera']: ...``, and every error about a
+child space names the child's path, e.g. ``space['camera'][1]: flatdim has no implementation ...`` for a
+custom space with nothing registered, at any depth (see :func:`_each_child`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from vecspaces._ops.flatten import (
     flatdim,
     flatten,
     flatten_space,
+    is_flattenable,
     is_space_dtype_shape_equiv,
     unflatten,
 )
@@ -106,10 +109,14 @@ class _FlatLayout:
         self.by_key = isinstance(space, Dict)  # a Dict's children can change in place
         self.source = space.spaces
         self.value_type = dict if self.by_key else tuple
-        self.nested = tuple(
-            (index, _layout(child)) for index, child in enumerate(self.children) if isinstance(child, Container)
+        # Through _each_child, so that an error building a nested layout names the nested container's key.
+        layouts = _each_child(space, self.children, _nested_layout, "space")
+        self.nested: tuple[tuple[Container[Any], _FlatLayout], ...] = tuple(
+            (child, layout)  # type: ignore[misc]  # a child with a layout is a container
+            for child, layout in zip(self.children, layouts, strict=True)
+            if layout is not None
         )
-        self.flattenable = all(_flattenable(child) for child in self.children)
+        self.flattenable = all(is_flattenable(child) for child in self.children)
         self.flatteners = tuple(
             (flatten.dispatch(type(child)), key, child) for key, child in zip(self.keys, self.children, strict=True)
         )
@@ -141,7 +148,9 @@ class _FlatLayout:
             return False
         if not self.nested:  # the common case: skip building a generator
             return True
-        return all(_layout(self.children[index]) is layout for index, layout in self.nested)  # type: ignore[arg-type]
+        # Checked without rebuilding a stale nested layout here: a rebuild that fails would name a path without
+        # this container's key. A stale one makes this layout unfit, and its rebuild goes through _each_child.
+        return all(child._flat_layout is layout and layout.fits(child) for child, layout in self.nested)
 
 
 def _layout(space: Container[Any]) -> _FlatLayout:
@@ -153,17 +162,20 @@ def _layout(space: Container[Any]) -> _FlatLayout:
     return layout
 
 
-def _flattenable(space: Space[Any]) -> bool:
-    try:
-        return space.is_np_flattenable
-    except NotImplementedError:  # a custom space that does not say: let its kernels answer
-        return True
+def _nested_layout(child: Space[Any]) -> _FlatLayout | None:
+    """The flat layout of ``child`` if it is a container, else None."""
+    return _layout(child) if isinstance(child, Container) else None
 
 
 def _each_child(
     space: Container[Any], children: Iterable[Space[Any]], operation: Callable[[Space[Any]], Any], root: str
 ) -> list[Any]:
-    """``[operation(child) for child in children]``, with errors naming the child's path."""
+    """``[operation(child) for child in children]``, with errors naming the child's path.
+
+    A child's error gets the child's key prefixed to the path it names already (:func:`relocate`), so an error
+    raised any number of containers down names its full path once every container has re-raised it; an error
+    that names no path yet (raised by a leaf) starts at ``root``.
+    """
     results: list[Any] = []
     try:
         for child in children:
@@ -180,7 +192,7 @@ def _variable_path(space: Container[Any]) -> tuple[str, Space[Any]] | None:
             found = _variable_path(child)
             if found is not None:
                 return space._segment(index) + found[0], found[1]
-        elif not _flattenable(child):
+        elif not is_flattenable(child):
             return space._segment(index), child
     return None
 
@@ -239,8 +251,17 @@ def _flatten_container(space: Container[Any], x: Any) -> Any:
         for child, part in zip(layout.children, parts, strict=True):
             flat.append(flatten(child, part))
     except Error as error:
-        raise relocate(error, space._segment(len(flat)), "x") from None
+        raise relocate(error, space._segment(len(flat)), _root(error)) from None
     return _join(space, layout, flat)
+
+
+def _root(error: Error) -> str:
+    """Where the path of a child's error from ``flatten`` or ``unflatten`` starts, if it names none yet.
+
+    At the value ``x``, except for a custom space with nothing registered: that is the space's fault, and its
+    path starts at ``space`` as it does when the same space fails while the flat layout is built.
+    """
+    return "space" if isinstance(error, CustomSpaceError) else "x"
 
 
 def _join(space: Container[Any], layout: _FlatLayout, flat: list[Any]) -> Any:
@@ -284,7 +305,7 @@ def _unflatten_each(space: Container[Any], layout: _FlatLayout, parts: Sequence[
         for child, part in zip(layout.children, parts, strict=True):
             values.append(unflatten(child, part))
     except Error as error:
-        raise relocate(error, space._segment(len(values)), "x") from None
+        raise relocate(error, space._segment(len(values)), _root(error)) from None
     return space._pack(values)
 
 
@@ -298,9 +319,15 @@ def _is_container_dtype_shape_equiv(space_1: Container[Any], space_2: Space[Any]
         others = space_1._unpack(space_2.spaces, "space_2")  # same keys (any order) or same length
     except Error:
         return False
-    return all(
-        is_space_dtype_shape_equiv(child, other) for child, other in zip(space_1._children(), others, strict=True)
-    )
+    checked = 0
+    try:
+        for child, other in zip(space_1._children(), others, strict=True):
+            if not is_space_dtype_shape_equiv(child, other):
+                return False
+            checked += 1
+    except Error as error:  # a custom child with nothing registered: name its path, as the other operations do
+        raise relocate(error, space_1._segment(checked), "space_1") from None
+    return True
 
 
 # The batching family.

@@ -12,6 +12,9 @@ int32 like sampled ones (Gymnasium makes them int64).
 
 Shared memory: a :class:`~vecspaces._ops.layout.VariableLeaf` (no fixed size; a worker pool sends the value
 through its pipe).
+
+A node or edge space of a custom kind with nothing registered fails the flatten family with its path, e.g.
+``space.node_space['a']: ...`` (prefixed by :func:`~vecspaces.spaces._container.relocate`).
 """
 
 from __future__ import annotations
@@ -31,52 +34,69 @@ from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dty
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import (
+    CustomSpaceError,
+    Error,
     InvalidTypeError,
     InvalidValueError,
     NotFlattenableError,
     message,
     show,
 )
+from vecspaces.spaces._container import relocate
 from vecspaces.spaces.graph import Graph, GraphInstance
 from vecspaces.spaces.sequence import stack_items, unstack
 from vecspaces.spaces.space import Space
+
+# The node and edge spaces' places in the path of an error about them.
+NODES = ".node_space"
+EDGES = ".edge_space"
 
 
 class _FlatPart:
     """What flattening the nodes (or edges) of a graph needs, computed once per space.
 
     That is the feature space, its batched form (to split the nodes into items), the flat feature space and
-    its batched form (to split flattened nodes into rows).
+    its batched form (to split flattened nodes into rows). A custom feature space's error names its path
+    (``segment``, :data:`NODES` or :data:`EDGES`); the ``try`` blocks cost nothing until something raises.
     """
 
-    def __init__(self, space: Space[Any], batched: Space[Any]) -> None:
+    def __init__(self, space: Space[Any], batched: Space[Any], segment: str) -> None:
         self.space = space
         self.batched = batched
-        self.flat_space = flatten_space(space)
-        self.batch_flat_space = batch_space(self.flat_space, 1)
+        self.segment = segment
+        try:
+            self.flat_space = flatten_space(space)
+            self.batch_flat_space = batch_space(self.flat_space, 1)
+        except CustomSpaceError as error:
+            raise relocate(error, segment, "space") from None
 
     def flatten(self, batch: Any) -> Any:
         """Flatten every item of a batch and stack the results."""
         flatten_item = flatten.dispatch(type(self.space))
-        flat_items = [flatten_item(self.space, item) for item in unstack(self.space, self.batched, batch)]
-        return stack_items(self.flat_space, flat_items)
+        try:
+            flat_items = [flatten_item(self.space, item) for item in unstack(self.space, self.batched, batch)]
+            return stack_items(self.flat_space, flat_items)
+        except CustomSpaceError as error:
+            raise relocate(error, self.segment, "space") from None
 
     def unflatten(self, flat_batch: Any) -> Any:
         """Inverse of :meth:`flatten`."""
         unflatten_item = unflatten.dispatch(type(self.space))
-        rows = unstack(self.flat_space, self.batch_flat_space, flat_batch)
-        items = [unflatten_item(self.space, row) for row in rows]
-        return stack_items(self.space, items)
+        try:
+            rows = unstack(self.flat_space, self.batch_flat_space, flat_batch)
+            return stack_items(self.space, [unflatten_item(self.space, row) for row in rows])
+        except CustomSpaceError as error:
+            raise relocate(error, self.segment, "space") from None
 
 
 def _flat_parts(space: Graph) -> tuple[_FlatPart, _FlatPart | None]:
     """The node and edge :class:`_FlatPart` of ``space``, cached on it (spaces do not change)."""
     parts: tuple[_FlatPart, _FlatPart | None] | None = space.__dict__.get("_flat_parts")
     if parts is None:
-        node_part = _FlatPart(space.node_space, space.batch_node_space)
+        node_part = _FlatPart(space.node_space, space.batch_node_space, NODES)
         edge_part = None
         if space.edge_space is not None and space.batch_edge_space is not None:
-            edge_part = _FlatPart(space.edge_space, space.batch_edge_space)
+            edge_part = _FlatPart(space.edge_space, space.batch_edge_space, EDGES)
         parts = space.__dict__["_flat_parts"] = (node_part, edge_part)
     return parts
 
@@ -111,8 +131,15 @@ def _flatdim_graph(space: Graph) -> int:
 
 @flatten_space.register(Graph)
 def _flatten_space_graph(space: Graph) -> Graph:
-    edge_space = None if space.edge_space is None else flatten_space(space.edge_space)
-    return Graph(flatten_space(space.node_space), edge_space)
+    # New spaces on every call (not _flat_parts' cached ones): the caller may seed and sample them.
+    segment = NODES
+    try:
+        node_space = flatten_space(space.node_space)
+        segment = EDGES
+        edge_space = None if space.edge_space is None else flatten_space(space.edge_space)
+    except CustomSpaceError as error:
+        raise relocate(error, segment, "space") from None
+    return Graph(node_space, edge_space)
 
 
 @flatten.register(Graph)
@@ -133,11 +160,18 @@ def _unflatten_graph(space: Graph, x: Any) -> GraphInstance:
 
 @is_space_dtype_shape_equiv.register(Graph)
 def _is_space_dtype_shape_equiv_graph(space_1: Graph, space_2: Space[Any]) -> bool:
-    if not isinstance(space_2, Graph) or not is_space_dtype_shape_equiv(space_1.node_space, space_2.node_space):
+    if not isinstance(space_2, Graph):
         return False
-    if space_1.edge_space is None or space_2.edge_space is None:
-        return space_1.edge_space is None and space_2.edge_space is None
-    return is_space_dtype_shape_equiv(space_1.edge_space, space_2.edge_space)
+    segment = NODES
+    try:
+        if not is_space_dtype_shape_equiv(space_1.node_space, space_2.node_space):
+            return False
+        if space_1.edge_space is None or space_2.edge_space is None:
+            return space_1.edge_space is None and space_2.edge_space is None
+        segment = EDGES
+        return is_space_dtype_shape_equiv(space_1.edge_space, space_2.edge_space)
+    except Error as error:  # no values here: whatever a node or edge space raises is about it
+        raise relocate(error, segment, "space_1") from None
 
 
 register_batched_as_copies(Graph)

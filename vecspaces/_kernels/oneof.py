@@ -20,6 +20,10 @@ Text; for array spaces when their range contains 0), where Gymnasium gives ``()`
 Shared memory: one :class:`~vecspaces._ops.layout.OneOfLeaf` holding each branch's layout (an int64 index and
 a region sized for the largest branch); a OneOf with a branch of variable size is a
 :class:`~vecspaces._ops.layout.VariableLeaf` as a whole, since its region would have no fixed size.
+
+A branch of a custom kind with nothing registered fails the flatten family with its path, e.g.
+``space[1]['a']: ...`` for branch 1 (prefixed by :func:`~vecspaces.spaces._container.relocate`), as
+``OneOf.__getitem__`` indexes branches.
 """
 
 from __future__ import annotations
@@ -44,17 +48,21 @@ from vecspaces._ops.flatten import (
     flatdim,
     flatten,
     flatten_space,
+    is_flattenable,
     is_space_dtype_shape_equiv,
     unflatten,
 )
 from vecspaces._ops.layout import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
 from vecspaces.error import (
+    CustomSpaceError,
+    Error,
     InvalidTypeError,
     InvalidValueError,
     NotFlattenableError,
     message,
     show,
 )
+from vecspaces.spaces._container import relocate
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.oneof import OneOf
 from vecspaces.spaces.space import Space
@@ -105,11 +113,29 @@ def _layout(space: OneOf[Any]) -> _FlatLayout | None:
     return layout if isinstance(layout, _FlatLayout) else None
 
 
+def _branch(error: Error, index: int, root: str = "space") -> Error:
+    """``error``, raised by branch ``index``, with the branch's place prefixed to the path it names."""
+    return relocate(error, f"[{index}]", root)
+
+
+def _each_branch(space: OneOf[Any], operation: Callable[[Space[Any]], Any]) -> list[Any]:
+    """``[operation(branch) for branch in space.spaces]``, a custom branch's error naming its path."""
+    results: list[Any] = []
+    try:
+        for branch in space.spaces:
+            results.append(operation(branch))
+    except CustomSpaceError as error:
+        raise _branch(error, len(results)) from None
+    return results
+
+
 def _compute_layout(space: OneOf[Any]) -> _FlatLayout | str:
-    if not space.is_np_flattenable:
+    # Not space.is_np_flattenable, which raises a bare NotImplementedError for a custom branch that does not
+    # say: such a branch is asked for its flatdim, which works or names the branch.
+    if not all(is_flattenable(branch) for branch in space.spaces):
         return _STRUCTURED
-    branch_sizes = tuple(flatdim(branch) for branch in space.spaces)
-    branch_dtypes = tuple(np.dtype(flatten_space(branch).dtype) for branch in space.spaces)
+    branch_sizes = tuple(_each_branch(space, flatdim))
+    branch_dtypes = tuple(np.dtype(flat.dtype) for flat in _each_branch(space, flatten_space))
     dtype = flat_dtype(list(branch_dtypes))
     largest_index = len(space.spaces) - 1
     if not _index_fits(dtype, largest_index):
@@ -123,7 +149,7 @@ def _compute_layout(space: OneOf[Any]) -> _FlatLayout | str:
 def _flatdim_oneof(space: OneOf[Any]) -> int:
     layout = _layout(space)
     if layout is None:
-        index = next(i for i, branch in enumerate(space.spaces) if not branch.is_np_flattenable)
+        index = next(i for i, branch in enumerate(space.spaces) if not is_flattenable(branch))
         raise NotFlattenableError(
             message(
                 "OneOf has no fixed flat size",
@@ -140,7 +166,7 @@ def _flatdim_oneof(space: OneOf[Any]) -> int:
 def _flatten_space_oneof(space: OneOf[Any]) -> Space[Any]:
     layout = _layout(space)
     if layout is None:
-        return OneOf([flatten_space(branch) for branch in space.spaces])
+        return OneOf(_each_branch(space, flatten_space))
     # Row b holds branch b's bounds followed by the zero padding its flat values carry.
     lows = np.zeros((len(space.spaces), layout.size), dtype=layout.dtype)
     highs = np.zeros_like(lows)
@@ -175,9 +201,12 @@ def _split(space: OneOf[Any], x: Any, operation: str) -> tuple[int, Any]:
 def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> Any:
     index, value = _split(space, x, "flatten")
     layout = _layout(space)
-    if layout is None:
-        return _as_index(index), flatten(space.spaces[index], value)
-    flat_value = layout.flatteners[index](space.spaces[index], value)
+    try:  # costs nothing until something raises
+        if layout is None:
+            return _as_index(index), flatten(space.spaces[index], value)
+        flat_value = layout.flatteners[index](space.spaces[index], value)
+    except CustomSpaceError as error:
+        raise _branch(error, index) from None
     out = np.zeros(layout.size, dtype=layout.dtype)
     out[0] = index
     out[1 : 1 + layout.branch_sizes[index]] = flat_value
@@ -189,7 +218,10 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
     layout = _layout(space)
     if layout is None:
         index, flat_value = _split(space, x, "unflatten")
-        return _as_index(index), unflatten(space.spaces[index], flat_value)
+        try:
+            return _as_index(index), unflatten(space.spaces[index], flat_value)
+        except CustomSpaceError as error:
+            raise _branch(error, index) from None
     if type(x) is not np.ndarray or x.ndim != 1:
         x = as_flat_array(x, "a OneOf")
     if len(x) != layout.size:
@@ -216,16 +248,25 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
     flat_value = x[1 : 1 + layout.branch_sizes[index]]
     if flat_value.dtype != layout.branch_dtypes[index]:
         flat_value = flat_value.astype(layout.branch_dtypes[index])
-    return _as_index(index), layout.unflatteners[index](space.spaces[index], flat_value)
+    try:
+        return _as_index(index), layout.unflatteners[index](space.spaces[index], flat_value)
+    except CustomSpaceError as error:
+        raise _branch(error, index) from None
 
 
 @is_space_dtype_shape_equiv.register(OneOf)
 def _is_space_dtype_shape_equiv_oneof(space_1: OneOf[Any], space_2: Space[Any]) -> bool:
-    return (
-        isinstance(space_2, OneOf)
-        and len(space_1.spaces) == len(space_2.spaces)
-        and all(is_space_dtype_shape_equiv(a, b) for a, b in zip(space_1.spaces, space_2.spaces, strict=True))
-    )
+    if not isinstance(space_2, OneOf) or len(space_1.spaces) != len(space_2.spaces):
+        return False
+    checked = 0
+    try:
+        for branch_1, branch_2 in zip(space_1.spaces, space_2.spaces, strict=True):
+            if not is_space_dtype_shape_equiv(branch_1, branch_2):
+                return False
+            checked += 1
+    except Error as error:  # no values here: whatever a branch raises is about that branch
+        raise _branch(error, checked, "space_1") from None
+    return True
 
 
 def _prepare_oneof(space: OneOf[Any], items: Sequence[Any], out: Any) -> Callable[[], tuple[Any, ...]]:

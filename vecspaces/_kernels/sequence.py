@@ -12,6 +12,9 @@ feature space).
 
 Shared memory: a :class:`~vecspaces._ops.layout.VariableLeaf` (no fixed size; a worker pool sends the value
 through its pipe).
+
+A feature space of a custom kind with nothing registered fails the flatten family with its path, e.g.
+``space.feature_space['a']: ...`` (:data:`FEATURE`, prefixed by :func:`~vecspaces.spaces._container.relocate`).
 """
 
 from __future__ import annotations
@@ -31,13 +34,19 @@ from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dty
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import (
+    CustomSpaceError,
+    Error,
     InvalidTypeError,
     NotFlattenableError,
     message,
     show,
 )
+from vecspaces.spaces._container import relocate
 from vecspaces.spaces.sequence import Sequence, empty_stack, stack_items, unstack
 from vecspaces.spaces.space import Space
+
+# The feature space's place in the path of an error about it.
+FEATURE = ".feature_space"
 
 
 class _FlatParts:
@@ -73,7 +82,11 @@ def _flatdim_sequence(space: Sequence) -> int:
 
 @flatten_space.register(Sequence)
 def _flatten_space_sequence(space: Sequence) -> Sequence:
-    return Sequence(flatten_space(space.feature_space), stack=space.stack)
+    try:
+        flat_feature = flatten_space(space.feature_space)
+    except CustomSpaceError as error:
+        raise relocate(error, FEATURE, "space") from None
+    return Sequence(flat_feature, stack=space.stack)
 
 
 def _item_kernels(space: Sequence) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
@@ -89,26 +102,32 @@ def _item_kernels(space: Sequence) -> tuple[Any, Callable[..., Any], Callable[..
 @flatten.register(Sequence)
 def _flatten_sequence(space: Sequence, x: Any) -> Any:
     feature, flatten_item, _ = _item_kernels(space)
-    if not space.stack:
-        if type(x) is not tuple:
-            _check_tuple("flatten", space, x)
-        return tuple([flatten_item(feature, item) for item in x])
-    flat_items = [flatten_item(feature, item) for item in space._unstack(x)]
-    parts = _flat_parts(space)
-    return stack_items(parts.flat_space, flat_items)
+    # The try costs nothing until something raises (Python >= 3.11); only a custom feature space's error gets
+    # the feature's path: the others are about the value.
+    try:
+        if not space.stack:
+            if type(x) is not tuple:
+                _check_tuple("flatten", space, x)
+            return tuple([flatten_item(feature, item) for item in x])
+        flat_items = [flatten_item(feature, item) for item in space._unstack(x)]
+        return stack_items(_flat_parts(space).flat_space, flat_items)
+    except CustomSpaceError as error:
+        raise relocate(error, FEATURE, "space") from None
 
 
 @unflatten.register(Sequence)
 def _unflatten_sequence(space: Sequence, x: Any) -> Any:
     feature, _, unflatten_item = _item_kernels(space)
-    if not space.stack:
-        if type(x) is not tuple:
-            _check_tuple("unflatten", space, x)
-        return tuple([unflatten_item(feature, item) for item in x])
-    parts = _flat_parts(space)
-    rows = unstack(parts.flat_space, parts.batch_flat_space, x)
-    items = [unflatten_item(feature, row) for row in rows]
-    return stack_items(feature, items)
+    try:  # as in _flatten_sequence
+        if not space.stack:
+            if type(x) is not tuple:
+                _check_tuple("unflatten", space, x)
+            return tuple([unflatten_item(feature, item) for item in x])
+        parts = _flat_parts(space)
+        rows = unstack(parts.flat_space, parts.batch_flat_space, x)
+        return stack_items(feature, [unflatten_item(feature, row) for row in rows])
+    except CustomSpaceError as error:
+        raise relocate(error, FEATURE, "space") from None
 
 
 def _check_tuple(operation: str, space: Sequence, x: Any) -> None:
@@ -124,11 +143,12 @@ def _check_tuple(operation: str, space: Sequence, x: Any) -> None:
 
 @is_space_dtype_shape_equiv.register(Sequence)
 def _is_space_dtype_shape_equiv_sequence(space_1: Sequence, space_2: Space[Any]) -> bool:
-    return (
-        isinstance(space_2, Sequence)
-        and space_1.stack == space_2.stack
-        and is_space_dtype_shape_equiv(space_1.feature_space, space_2.feature_space)
-    )
+    if not isinstance(space_2, Sequence) or space_1.stack != space_2.stack:
+        return False
+    try:
+        return is_space_dtype_shape_equiv(space_1.feature_space, space_2.feature_space)
+    except Error as error:  # no values here: whatever the feature space raises is about it
+        raise relocate(error, FEATURE, "space_1") from None
 
 
 register_batched_as_copies(Sequence)

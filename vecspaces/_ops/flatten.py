@@ -10,6 +10,15 @@ flatten family needs the values' structure, so the one rule for custom spaces (`
 which also holds the table of what each space kind supports) leaves nothing to fall back on. That error is a
 :class:`~vecspaces.error.CustomSpaceError` (a ``TypeError``, as every other operation raises for a custom
 space) and a ``NotImplementedError`` (what Gymnasium raises for this family).
+
+When the custom space sits inside another space, the error names its full path, e.g.
+``space['a'][1].feature_space: flatten has no implementation ...``: each composite kernel catches a child's
+error and re-raises it with the child's place prefixed (:func:`~vecspaces.spaces._container.relocate`, as the
+batching family does), so the path costs nothing until something fails. The places are a Dict's key
+(``['a']``), a Tuple's or OneOf's position (``[1]``), and a Sequence's ``.feature_space`` or a Graph's
+``.node_space`` / ``.edge_space``. The path starts at ``space`` (``space_1`` for
+``is_space_dtype_shape_equiv``), the argument holding the custom space, also when ``flatten`` or ``unflatten``
+fail on one: it is the space that lacks an implementation, not the value.
 """
 
 from __future__ import annotations
@@ -28,29 +37,49 @@ else:
 from vecspaces.error import CustomSpaceError, CustomSpaceNotImplementedError, InvalidTypeError, message, show
 from vecspaces.spaces.space import Space
 
-__all__ = ["flatdim", "flatten", "flatten_space", "is_space_dtype_shape_equiv", "no_kernel", "unflatten"]
+__all__ = [
+    "flatdim",
+    "flatten",
+    "flatten_space",
+    "is_flattenable",
+    "is_space_dtype_shape_equiv",
+    "no_kernel",
+    "unflatten",
+]
 
 # The operations declared here. Gymnasium raises NotImplementedError for a custom space in these, and
 # CustomSpaceError in the vector utilities, which also use ``no_kernel``.
 _FLATTEN_FAMILY = frozenset({"flatdim", "flatten_space", "flatten", "unflatten", "is_space_dtype_shape_equiv"})
 
 
-def no_kernel(operation: str, space: object) -> Exception:
+def no_kernel(operation: str, space: object, argument: str = "space") -> Exception:
     """Return the error for calling ``operation`` on ``space`` when no kernel is registered for its type.
 
-    A non-space argument gets an :class:`InvalidTypeError`; a space of an unknown kind gets a
-    :class:`CustomSpaceError` that says how to register an implementation, which for the flatten family is a
-    :class:`CustomSpaceNotImplementedError` (also a ``NotImplementedError``, as in Gymnasium).
+    A non-space argument gets an :class:`InvalidTypeError` naming ``argument``, with a hint to convert a
+    Gymnasium space (the batching family's :func:`~vecspaces._ops.batch.not_a_space`); a space of an unknown
+    kind gets a :class:`CustomSpaceError` that says how to register an implementation, which for the flatten
+    family is a :class:`CustomSpaceNotImplementedError` (also a ``NotImplementedError``, as in Gymnasium).
+
+    Args:
+        operation: the name of the operation called.
+        space: what it was called on.
+        argument: the name of the operation's argument that holds ``space``.
+
+    Returns:
+        The error, to be raised by the caller.
 
     Example:
         >>> from vecspaces.spaces import Space
         >>> type(no_kernel("flatdim", Space())).__name__, type(no_kernel("batch_space", Space())).__name__
         ('CustomSpaceNotImplementedError', 'CustomSpaceError')
+        >>> print(no_kernel("flatdim", None))
+        flatdim was given a non-space as space, expected a vecspaces Space, got None (NoneType)
     """
     if not isinstance(space, Space):
-        return InvalidTypeError(
-            message(f"{operation} was given a non-space", expected="a vecspaces Space", got=show(space))
-        )
+        # Imported here: vecspaces._ops.batch imports this module, and this is the error path only.
+        from vecspaces._ops.batch import not_a_space
+
+        return not_a_space(operation, space, argument)
     kind = f"{type(space).__module__}.{type(space).__qualname__}"
     unsupported = UNSUPPORTED.get((operation, CUSTOM))
     why = f" ({unsupported.reason})" if unsupported is not None else ""
@@ -188,7 +217,26 @@ def is_space_dtype_shape_equiv(space_1: Space[Any], space_2: Space[Any]) -> bool
         >>> is_space_dtype_shape_equiv(Box(0, 1, (2,)), Box(-5, 5, (2,)))
         True
     """
-    raise no_kernel("is_space_dtype_shape_equiv", space_1)
+    raise no_kernel("is_space_dtype_shape_equiv", space_1, "space_1")
+
+
+def is_flattenable(space: Space[Any]) -> bool:
+    """Whether ``space`` flattens to one fixed-size vector, True when it does not say.
+
+    A custom space that does not override ``is_np_flattenable`` is taken to be flattenable, so that the
+    composites holding it ask its kernels, which either work (they are registered) or raise
+    :class:`~vecspaces.error.CustomSpaceNotImplementedError` naming its path, rather than the property's
+    bare ``NotImplementedError``.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete, Sequence, Space
+        >>> is_flattenable(Discrete(2)), is_flattenable(Sequence(Discrete(2))), is_flattenable(Space())
+        (True, False, True)
+    """
+    try:
+        return space.is_np_flattenable
+    except NotImplementedError:  # a custom space that does not say: let its kernels answer
+        return True
 
 
 def flat_dtype(dtypes: list[np.dtype[Any]]) -> np.dtype[Any]:
