@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from vecspaces.spaces import Space
+
 
 def assert_same_value(a: Any, b: Any, path: str = "x") -> None:
     """Assert that two space values are equal in structure, type, dtype and content.
@@ -36,6 +38,35 @@ def assert_same_value(a: Any, b: Any, path: str = "x") -> None:
         assert a == b, f"{path}: {a!r} vs {b!r}"
 
 
+def all_same_value(values: list[Any]) -> bool:
+    """Whether every value equals the first one in the sense of :func:`assert_same_value`."""
+    try:
+        for value in values[1:]:
+            assert_same_value(value, values[0])
+    except AssertionError:
+        return False
+    return True
+
+
 def same_rng_state(a: np.random.Generator, b: np.random.Generator) -> bool:
     """Whether two generators would produce the same stream."""
     return a.bit_generator.state == b.bit_generator.state
+
+
+class Opaque(Space[Any]):
+    """A custom space with nothing registered for it: vecspaces knows nothing about its values (dicts)."""
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(None, None, seed)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        return {"opaque": int(self.np_random.integers(10))}
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, dict) and "opaque" in x
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Opaque)
+
+    def __repr__(self) -> str:
+        return "Opaque()"

@@ -24,7 +24,7 @@ from tests.catalog import (
     random_probability,
     scalars_as_arrays,
 )
-from tests.helpers import assert_same_value, same_rng_state
+from tests.helpers import all_same_value, assert_same_value, same_rng_state
 from tests.strategies import masks, probabilities, seeds, spaces
 from vecspaces.error import NotFlattenableError
 from vecspaces.spaces import Discrete, Graph, Sequence, Space, Text, flatdim, flatten, flatten_space, unflatten
@@ -129,20 +129,11 @@ def test_concatenate_iterate_and_batch_space(space: Space[Any], n: int, seed: in
 @given(spaces, seeds)
 def test_batched_copies_draw_independent_streams(space: Space[Any], seed: int) -> None:
     space.seed(seed)
-    if _all_equal([space.sample() for _ in range(8)]):
+    if all_same_value([space.sample() for _ in range(8)]):
         return  # (nearly) a single value: nothing to tell streams apart by
     batched = batch_space(space, 4)
     rows = [list(iterate(batched, batched.sample())) for _ in range(6)]
-    assert any(not _all_equal(row) for row in rows)
-
-
-def _all_equal(values: list[Any]) -> bool:
-    try:
-        for value in values[1:]:
-            assert_same_value(value, values[0])
-    except AssertionError:
-        return False
-    return True
+    assert any(not all_same_value(row) for row in rows)
 
 
 def test_random_masks_take_every_form() -> None:

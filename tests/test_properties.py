@@ -22,7 +22,7 @@ from tests.catalog import (
     random_probability,
     scalars_as_arrays,
 )
-from tests.helpers import assert_same_value, same_rng_state
+from tests.helpers import all_same_value, assert_same_value, same_rng_state
 from vecspaces.error import NotFlattenableError
 from vecspaces.spaces import Space, flatdim, flatten, flatten_space, unflatten
 from vecspaces.spaces.utils import is_space_dtype_shape_equiv
@@ -182,7 +182,7 @@ def test_batched_copies_draw_independent_streams(space: Space[Any]) -> None:
     batch = [batched.sample() for _ in range(6)]
     # Entries of one batch must not all be equal every time: each env draws its own stream.
     entries = [list(iterate(batched, b)) for b in batch]
-    assert any(not _all_equal(row) for row in entries) or _single_valued(space)
+    assert any(not all_same_value(row) for row in entries) or _single_valued(space)
 
 
 def make_same(space: Space[Any]) -> Space[Any]:
@@ -192,15 +192,6 @@ def make_same(space: Space[Any]) -> Space[Any]:
         if repr(candidate) == repr(space) and candidate == space:
             return candidate
     raise AssertionError(f"{space!r} is not in the catalog")
-
-
-def _all_equal(values: list[Any]) -> bool:
-    try:
-        for value in values[1:]:
-            assert_same_value(value, values[0])
-    except AssertionError:
-        return False
-    return True
 
 
 def _single_valued(space: Space[Any]) -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests.catalog import make
+from tests.helpers import Opaque
 from vecspaces._ops import support as table
 from vecspaces._ops.layout import VariableLeaf, layout_nodes
 from vecspaces.error import CustomSpaceError
@@ -44,23 +45,6 @@ from vecspaces.vector.utils import (
     read_from_shared_memory,
     write_to_shared_memory,
 )
-
-
-class Opaque(Space[Any]):
-    """A custom space: vecspaces knows nothing about its values."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        super().__init__(None, None, seed)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> object:
-        return object()
-
-    def contains(self, x: Any) -> bool:
-        return True
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Opaque)
-
 
 # One catalog space per kind, with nested and non-default parts where the catalog has them.
 EXAMPLES: dict[str, Callable[[], Space[Any]]] = {

@@ -582,7 +582,7 @@ def test_concatenate_errors() -> None:
     space = Discrete(3)
     with pytest.raises(InvalidValueError, match="wrong number of items"):
         concatenate(space, [0, 1], create_empty_array(space, 3))
-    with pytest.raises(InvalidTypeError, match="needs an array to fill"):
+    with pytest.raises(InvalidTypeError, match="needs an array to write into"):
         concatenate(space, [0, 1], [0, 0])
     with pytest.raises(InvalidTypeError, match="does not cast"):
         concatenate(space, [0.5, 1.0], create_empty_array(space, 2))

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.helpers import assert_same_value, same_rng_state
+from tests.helpers import Opaque, assert_same_value, same_rng_state
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, NotFlattenableError
 from vecspaces.spaces import (
     Box,
@@ -25,7 +25,6 @@ from vecspaces.spaces import (
     MultiDiscrete,
     OneOf,
     Sequence,
-    Space,
     Text,
     Tuple,
     flatdim,
@@ -49,25 +48,6 @@ def int8(*bits: int) -> np.ndarray:
 
 def mixed() -> Tuple:
     return Tuple((Discrete(3, start=2), Box(-1.0, 1.0, (2,)), Dict(a=MultiBinary(2), b=Discrete(2))))
-
-
-class Opaque(Space[Any]):
-    """A custom space with no kernels: its values are opaque objects."""
-
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(None, None, seed)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> Any:
-        return {"opaque": int(self.np_random.integers(10))}
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, dict) and "opaque" in x
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Opaque)
-
-    def __repr__(self) -> str:
-        return "Opaque()"
 
 
 # --- construction and the Sequence protocol ------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.helpers import Opaque
 from vecspaces.error import (
     CustomSpaceError,
     CustomSpaceNotImplementedError,
@@ -24,26 +25,6 @@ from vecspaces.error import (
 from vecspaces.spaces import Dict, Discrete, Graph, GraphInstance, OneOf, Sequence, Space, Tuple
 from vecspaces.spaces.utils import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
 from vecspaces.vector.utils import iterate
-
-
-class Opaque(Space[Any]):
-    """A custom space with no kernels: its values are opaque objects."""
-
-    def __init__(self, seed: Any = None) -> None:
-        super().__init__(None, None, seed)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> Any:
-        return {"opaque": int(self.np_random.integers(10))}
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, dict) and "opaque" in x
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Opaque)
-
-    def __repr__(self) -> str:
-        return "Opaque()"
-
 
 OPERATIONS: dict[str, Callable[[Space[Any]], Any]] = {
     "flatdim": flatdim,

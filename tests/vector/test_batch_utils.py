@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.catalog import IDS, make
+from tests.helpers import Opaque
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Text, Tuple
 from vecspaces.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
@@ -55,8 +56,6 @@ def test_create_empty_array_of_zero_envs_passes_fn_the_empty_shape() -> None:
 
 
 def test_create_empty_array_of_zero_envs_for_a_custom_space_is_an_empty_tuple() -> None:
-    class Opaque(Space[Any]):
-        pass
 
     assert create_empty_array(Opaque(), 0) == ()
     assert create_empty_array(Opaque(), 2) == (None, None)
@@ -348,8 +347,6 @@ def test_create_empty_array_with_a_non_callable_fn_names_the_argument(space_id: 
 
 
 def test_create_empty_array_of_a_custom_space_checks_its_arguments_too() -> None:
-    class Opaque(Space[Any]):
-        pass
 
     with pytest.raises(InvalidTypeError, match="fn is not callable"):
         create_empty_array(Opaque(), 2, fn=None)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.catalog import IDS, make
-from tests.helpers import assert_same_value
+from tests.helpers import Opaque, assert_same_value
 from tests.strategies import spaces as generated_spaces
 from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import (
@@ -124,13 +124,6 @@ def test_oneof_with_a_variable_branch_is_variable_as_a_whole() -> None:
 def test_sequence_and_graph_are_variable_leaves(space: Space[Any]) -> None:
     (node,) = layout_nodes(space, (3,))
     assert isinstance(node, VariableLeaf) and node.path == (3,) and node.space is space
-
-
-class Opaque(Space[Any]):
-    """A custom space with no kernels."""
-
-    def __init__(self) -> None:
-        super().__init__(None, None)
 
 
 class Pixel(Space[Any]):
@@ -282,15 +275,15 @@ def test_read_of_write_gives_every_env_its_value(space_id: str, n: int) -> None:
     # The batched read holds the same values, in the structure of the batched space.
     batched = batch.read()
     for i, value in enumerate(values):
-        assert_env_value(_env_of(batched, i, space), value)
+        assert_env_value(env_of(batched, i, space), value)
 
 
-def _env_of(batched: Any, i: int, space: Space[Any]) -> Any:
+def env_of(batched: Any, i: int, space: Space[Any]) -> Any:
     """Env ``i``'s part of a batched read, walking the space (arrays by row, Text/OneOf tuples by item)."""
     if isinstance(space, Dict):
-        return {key: _env_of(batched[key], i, child) for key, child in space.spaces.items()}
+        return {key: env_of(batched[key], i, child) for key, child in space.spaces.items()}
     if isinstance(space, Tuple):
-        return tuple(_env_of(part, i, child) for part, child in zip(batched, space.spaces, strict=True))
+        return tuple(env_of(part, i, child) for part, child in zip(batched, space.spaces, strict=True))
     return batched[i]
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from tests.catalog import make
-from tests.vector.test_layout import FIXED_IDS, assert_env_value, kitchen_sink, normalized, samples
+from tests.helpers import Opaque
+from tests.vector.test_layout import FIXED_IDS, assert_env_value, env_of, kitchen_sink, normalized, samples
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import (
     Box,
@@ -173,18 +174,9 @@ def test_child_process_writes_every_fixed_size_catalog_space(method: str) -> Non
     for key, child_space in space.spaces.items():
         for i, value in enumerate(values):
             try:
-                assert_env_value(_env_of(batched[key], i, child_space), value[key])
+                assert_env_value(env_of(batched[key], i, child_space), value[key])
             except AssertionError as error:
                 raise AssertionError(f"{key}, env {i}: {error}") from error
-
-
-def _env_of(batched: Any, i: int, space: Space[Any]) -> Any:
-    """Env ``i``'s part of a batched read, walking the space (arrays by row, Text/OneOf tuples by item)."""
-    if isinstance(space, Dict):
-        return {key: _env_of(batched[key], i, child) for key, child in space.spaces.items()}
-    if isinstance(space, Tuple):
-        return tuple(_env_of(part, i, child) for part, child in zip(batched, space.spaces, strict=True))
-    return batched[i]
 
 
 @pytest.mark.parametrize("dtype", FULL_RANGE_DTYPES, ids=lambda dtype: np.dtype(dtype).name)
@@ -201,8 +193,8 @@ def test_integer_boxes_keep_their_extremes(dtype: Any) -> None:
 
 # --- errors ------------------------------------------------------------------------------------------------
 
-
-@pytest.mark.parametrize(
+# Spaces with a leaf of no fixed size, where that leaf is, and its kind.
+VARIABLE_SIZE_SPACES = pytest.mark.parametrize(
     ("space", "path", "kind"),
     [
         (Sequence(Discrete(2)), "at space;", "Sequence"),
@@ -212,6 +204,9 @@ def test_integer_boxes_keep_their_extremes(dtype: Any) -> None:
     ],
     ids=["sequence", "dict_sequence", "nested_graph", "oneof_sequence"],
 )
+
+
+@VARIABLE_SIZE_SPACES
 def test_variable_size_leaves_cannot_be_created_and_the_error_names_the_path(
     space: Space[Any], path: str, kind: str
 ) -> None:
@@ -223,16 +218,7 @@ def test_variable_size_leaves_cannot_be_created_and_the_error_names_the_path(
     assert path in text and "shared_memory=False" in text
 
 
-@pytest.mark.parametrize(
-    ("space", "path", "kind"),
-    [
-        (Sequence(Discrete(2)), "at space;", "Sequence"),
-        (Dict(a=Discrete(2), trail=Sequence(Box(0, 1, (2,)))), "at space['trail'];", "Sequence"),
-        (Tuple((Discrete(2), Tuple((Box(0, 1, ()), Graph(Discrete(3), None))))), "at space[1][1];", "Graph"),
-        (Dict(o=OneOf((Discrete(2), Sequence(Discrete(2))))), "at space['o'];", "OneOf"),
-    ],
-    ids=["sequence", "dict_sequence", "nested_graph", "oneof_sequence"],
-)
+@VARIABLE_SIZE_SPACES
 def test_read_and_write_refuse_layout_memory_with_variable_size_leaves(space: Space[Any], path: str, kind: str) -> None:
     # SharedLayout(space, n).allocate() accepts such spaces (the pool sends those leaves through its pipe);
     # the Gymnasium-compatible functions cannot carry them, so they refuse instead of dropping the values.
@@ -299,11 +285,6 @@ def test_non_spaces_are_invalid_types(thing: Any) -> None:
         read_from_shared_memory(thing, memory)
     with pytest.raises(InvalidTypeError, match="write_to_shared_memory was given a non-space"):
         write_to_shared_memory(thing, 0, 1, memory)
-
-
-class Opaque(Space[Any]):
-    def __init__(self) -> None:
-        super().__init__(None, None)
 
 
 def test_custom_space_without_a_layout() -> None:

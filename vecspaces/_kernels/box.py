@@ -32,6 +32,7 @@ from vecspaces._ops.batch import (
     create_empty_array,
     fill_rows,
     iterate,
+    out_array_problem,
     rows_fit,
     set_prepare,
     set_stacks,
@@ -234,18 +235,9 @@ def _concatenate_problem(space: Box, items: Sequence[Any], out: Any) -> Exceptio
 
 
 def _out_problem(space: Box, items: Sequence[Any], out: Any) -> Exception | None:
-    if not isinstance(out, np.ndarray):
-        return InvalidTypeError(
-            message(
-                f"concatenate of {space!r} needs an array to write into",
-                expected="a numpy array made by create_empty_array",
-                got=show(out),
-            )
-        )
-    if not out.flags.writeable:
-        return InvalidValueError(
-            message(f"concatenate of {space!r} got a read-only out", expected="a writeable array", got=show(out))
-        )
+    problem = out_array_problem(space, out)
+    if problem is not None:
+        return problem
     if out.ndim == 0 or out.shape[1:] != space.shape:
         return InvalidValueError(
             message(

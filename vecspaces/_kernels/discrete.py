@@ -28,6 +28,7 @@ from vecspaces._ops.batch import (
     create_empty_array,
     fill_rows,
     iterate,
+    out_array_problem,
     rows_fit,
     set_prepare,
     set_stacks,
@@ -217,18 +218,9 @@ def prepare_stack_into(space: Space[Any], items: Sequence[Any], out: Any) -> Cal
 
 def _prepare_checked(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
     """Check every item; an error names the first that does not fit. Return the write of the checked values."""
-    if not isinstance(out, np.ndarray):
-        raise InvalidTypeError(
-            message(
-                f"concatenate for {space!r} needs an array to fill",
-                expected="an array made by create_empty_array",
-                got=show(out),
-            )
-        )
-    if not out.flags.writeable:
-        raise InvalidValueError(
-            message(f"concatenate for {space!r} got a read-only out", expected="a writeable array", got=show(out))
-        )
+    problem = out_array_problem(space, out)
+    if problem is not None:
+        raise problem
     if out.ndim == 0 or len(items) != out.shape[0]:
         raise InvalidValueError(
             message(

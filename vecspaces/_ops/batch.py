@@ -448,6 +448,23 @@ def prepare_concatenate(space: Space[Any], items: Sequence[Any], out: Any) -> Ca
     return prepare(space, items, out)
 
 
+def out_array_problem(space: Space[Any], out: Any) -> Exception | None:
+    """The error for an ``out`` of concatenate that is not a writeable numpy array, or None if it is one."""
+    if not isinstance(out, np.ndarray):
+        return InvalidTypeError(
+            message(
+                f"concatenate of {space!r} needs an array to write into",
+                expected="a numpy array made by create_empty_array",
+                got=show(out),
+            )
+        )
+    if not out.flags.writeable:
+        return InvalidValueError(
+            message(f"concatenate of {space!r} got a read-only out", expected="a writeable array", got=show(out))
+        )
+    return None
+
+
 def assign_rows(out: np.ndarray[Any, Any], items: Sequence[Any]) -> np.ndarray[Any, Any]:
     """Copy ``items`` into the rows of ``out`` (checked by :func:`rows_fit`) and return ``out``.
 
