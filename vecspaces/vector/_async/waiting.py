@@ -36,8 +36,18 @@ class AdaptiveSpin:
         return min(self.max_spin, 4.0 * self.typical + 2e-4)
 
     def record(self, waited: float) -> None:
-        """Learn from a wait that took ``waited`` seconds."""
-        self.typical += 0.2 * (waited - self.typical)
+        """Learn from a wait that took ``waited`` seconds.
+
+        A wait counts as at most twice ``max_spin``: one long pause (the caller busy elsewhere) moves the
+        average no more than a few long waits would, so polling resumes as soon as waits are short again.
+
+        Example:
+            >>> spin = AdaptiveSpin(max_spin=1e-3)
+            >>> spin.record(5.0)  # a pause of five seconds
+            >>> spin.budget() > 0
+            True
+        """
+        self.typical += 0.2 * (min(waited, 2.0 * self.max_spin) - self.typical)
 
 
 def acquire(semaphore: Any, spin: AdaptiveSpin, slice_seconds: float, on_slice: Callable[[], None]) -> None:
