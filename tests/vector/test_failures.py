@@ -274,6 +274,16 @@ def test_step_timeout_keeps_the_pool_usable(context: str) -> None:
         assert obs[:, 0].tolist() == [2, 2, 2]
 
 
+def test_the_default_timeout_covers_step(context: str) -> None:
+    fns = [functools.partial(CountdownEnv, 100), functools.partial(FaultyEnv, "sleep", 1, 1.0)]
+    with AsyncVectorEnv(fns, context=context, num_workers=2, timeout=0.1) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(TimeoutError, match="step_wait timed out"):
+            envs.step(np.array([1, 1]))
+        obs, *_ = envs.step_wait(timeout=10)  # the late results are still there
+        assert obs[:, 0].tolist() == [1, 1]
+
+
 def test_close_while_a_call_is_pending(context: str) -> None:
     envs = pool(context, "sleep", seconds=30)
     envs.reset(seed=0)

@@ -54,9 +54,12 @@ class EnvRunner:
                         fix="call reset(options={'reset_mask': terminations | truncations}) first",
                     )
                 )
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self.episode_ended = bool(terminated or truncated)
-        if self.episode_ended and self.mode is AutoresetMode.SAME_STEP:
+        result = self.env.step(action)
+        obs, reward, terminated, truncated, info = result
+        if not (terminated or truncated):
+            return result  # episode_ended is False here: every mode handled an ended episode above
+        self.episode_ended = True
+        if self.mode is AutoresetMode.SAME_STEP:
             # Snapshot the final values: an env that reuses its buffers would overwrite them in reset().
             final = {"final_obs": deepcopy(obs), "final_info": deepcopy(info)}
             obs, reset_info = self.reset()
