@@ -244,12 +244,54 @@ class WorkerPool:
     def collect_quietly(self, timeout: float | None) -> bool:
         """Wait for every busy worker when each finishes with nothing to say; return whether that happened.
 
-        The fast path of a plain step: completion counts only (polling first, then blocking one slice at a
-        time), every worker's flag cleared at once, no reply read. False as soon as anything needs the general
-        path (a worker with a reply, a blocking slice without news, the timeout passed): the counts taken so
-        far are accounted, and :meth:`collect_all` takes over from where this stopped.
+        The fast path of a plain step: completion counts only, every worker's flag cleared at once, no reply
+        read. False as soon as anything needs the general path (a worker with a reply, a blocking slice
+        without news, the timeout passed): the counts taken so far are accounted, and :meth:`collect_all`
+        takes over from where this stopped.
         """
         started = time.perf_counter()
+        if not self._take_all_counts(started, timeout):
+            return False
+        control = self.control
+        if any(control.has_reply[w] for w in self.busy):
+            self._owed = -len(self.busy)  # every busy worker's count was taken before collect_all sees its flag
+            return False
+        control.finished[:] = 0
+        self.busy = {}
+        self._owed = 0
+        self.spin.record(time.perf_counter() - started)
+        return True
+
+    def collect_all(self, call: str, timeout: float | None) -> None:
+        """Wait until every busy worker finished (a Gymnasium-style call); replies go to ``on_reply``.
+
+        The common case in few steps: one completion count per busy worker (and any still owed), then every
+        finished worker taken at once. A wait that outlasts a blocking slice (a slow env, a dead worker, a
+        timeout to watch) carries on in :meth:`collect`.
+
+        Raises:
+            WorkerDiedError: a busy worker died (and restarting is off or failed).
+            WaitTimeoutError: ``timeout`` passed first; the workers' commands stay pending.
+        """
+        started = time.perf_counter()
+        if not self._take_all_counts(started, timeout):
+            elapsed = time.perf_counter() - started
+            self.collect(self.idle, call, None if timeout is None else max(0.0, timeout - elapsed))
+            return
+        self._owed = 0
+        self._take_finished()
+        self._owed = 0  # the counts of the workers just taken were taken above
+        if self.busy:  # cannot happen while every count belongs to a flag; wait the general way if it does
+            self.collect(self.idle, call, timeout)
+            return
+        self.spin.record(time.perf_counter() - started)
+
+    def _take_all_counts(self, started: float, timeout: float | None) -> bool:
+        """Take one completion count per busy worker and every count still owed; False if that takes longer.
+
+        Polls first (as :meth:`collect` does), then blocks one slice at a time; stops at a slice without news
+        or when ``timeout`` (from ``started``) has passed, with the counts taken so far paid in advance.
+        """
         completions = self.completions
         wanted = len(self.busy) + self._owed
         taken = 0
@@ -268,56 +310,7 @@ class WorkerPool:
                 continue
             self._owed -= taken
             return False
-        control = self.control
-        if any(control.has_reply[w] for w in self.busy):
-            self._owed -= taken
-            return False
-        control.finished[:] = 0
-        self.busy = {}
-        self._owed = 0
-        self.spin.record(time.perf_counter() - started)
         return True
-
-    def collect_all(self, call: str, timeout: float | None) -> None:
-        """Wait until every busy worker finished (a Gymnasium-style call); replies go to ``on_reply``.
-
-        The common case in few steps: one completion count per busy worker (and any still owed), polling
-        first as :meth:`collect` does, then every finished worker taken at once. A wait that outlasts a
-        blocking slice (a slow env, a dead worker, a timeout to watch) carries on in :meth:`collect`.
-
-        Raises:
-            WorkerDiedError: a busy worker died (and restarting is off or failed).
-            WaitTimeoutError: ``timeout`` passed first; the workers' commands stay pending.
-        """
-        started = time.perf_counter()
-        completions = self.completions
-        wanted = len(self.busy) + self._owed
-        taken = 0
-        spin_until = started + self.spin.budget()
-        while taken < wanted:
-            if completions.acquire(False):
-                taken += 1
-                continue
-            now = time.perf_counter()
-            if now < spin_until:
-                os.sched_yield()
-                continue
-            left = None if timeout is None else timeout - (now - started)
-            if (left is None or left > 0) and completions.acquire(
-                timeout=WAIT_SLICE_SECONDS if left is None else min(left, WAIT_SLICE_SECONDS)
-            ):
-                taken += 1
-                continue
-            self._owed -= taken  # counts taken in advance of the flags collect will see
-            self.collect(self.idle, call, None if timeout is None else max(0.0, timeout - (now - started)))
-            return
-        self._owed = 0
-        self._take_finished()
-        self._owed = 0  # the counts of the workers just taken were taken above
-        if self.busy:  # cannot happen while every count belongs to a flag; wait the general way if it does
-            self.collect(self.idle, call, timeout)
-            return
-        self.spin.record(time.perf_counter() - started)
 
     def _take_finished(self) -> int:
         """Hand the replies of workers that finished to ``on_reply``; return how many there were."""
