@@ -14,7 +14,7 @@ Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the box's dtype 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from copy import deepcopy
 from functools import partial
 from typing import Any
@@ -23,19 +23,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vecspaces._ops.batch import (
-    as_items,
-    assign_rows,
     batch_differing_spaces,
     batch_space,
     check_batch_size,
     concatenate,
     create_empty_array,
-    fill_rows,
     iterate,
     out_array_problem,
-    rows_fit,
-    set_prepare,
-    set_stacks,
+    stacked_concatenate,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
 from vecspaces._ops.layout import array_layout, layout_nodes
@@ -151,22 +146,6 @@ def _batch_differing_spaces_box(spaces: Sequence[Box]) -> Box:  # type: ignore[m
     )
 
 
-@concatenate.register(Box)
-def _concatenate_box(space: Box, items: Iterable[Any], out: NDArray[Any]) -> NDArray[Any]:
-    if type(items) is not list and type(items) is not tuple:
-        items = as_items(items)
-    if fill_rows(items, out, space._shape):
-        return out
-    return _prepare_checked(space, items, out)()
-
-
-def _prepare_box(space: Box, items: Sequence[Any], out: Any) -> Callable[[], NDArray[Any]]:
-    """The check phase of concatenate (see ``register_concatenate``): the write it returns cannot fail."""
-    if rows_fit(items, out, space._shape):
-        return partial(assign_rows, out, items)
-    return _prepare_checked(space, items, out)
-
-
 def _prepare_checked(space: Box, items: Sequence[Any], out: Any) -> Callable[[], NDArray[Any]]:
     """Check every item (and ``out``) before anything is written; name the first that does not fit."""
     problem = _concatenate_problem(space, items, out)
@@ -188,8 +167,7 @@ def _cast_if_unsafe(item: Any, dtype: np.dtype[Any]) -> Any:
     return array.astype(dtype)
 
 
-set_stacks(_concatenate_box)
-set_prepare(_concatenate_box, _prepare_box)
+concatenate.register(Box, stacked_concatenate(_prepare_checked, "_concatenate_box"))
 
 
 def _concatenate_problem(space: Box, items: Sequence[Any], out: Any) -> Exception | None:

@@ -41,6 +41,7 @@ from vecspaces._ops.batch import (
     check_batch_size,
     concatenate,
     create_empty_array,
+    items_fit,
     iterate,
     preparers,
     set_prepare,
@@ -416,11 +417,8 @@ def _concatenate_arrays_dict(space: Container[Any], items: Sequence[Any], out: d
                     return None
                 first = (child_out, column)
             else:
-                scalar = None if shape else dtype.type  # a numpy scalar has shape ()
-                for value in column:
-                    kind = value.__class__
-                    if kind is not scalar and (kind is not ndarray or value.dtype is not dtype or value.shape != shape):
-                        return None
+                if not items_fit(column, dtype, shape):
+                    return None
                 rows.append((child_out, column))
             batch[key] = child_out
     except KeyError:  # a dict with other keys
@@ -473,18 +471,10 @@ def _check_children(space: Container[Any], items: Sequence[Any], out: Any) -> tu
             # exactly out's dtype and the child's shape. Every item is checked: the write must not fail.
             if kernel in _stack_kernels and type(child_out) is ndarray and child_out.flags.writeable:
                 shape, dtype = child._shape, child_out.dtype
-                if shape is not None and child_out.shape == (count, *shape):
-                    scalar = None if shape else dtype.type  # a numpy scalar has shape ()
-                    for item in column:
-                        kind = item.__class__
-                        if kind is not scalar and (
-                            kind is not ndarray or item.dtype is not dtype or item.shape != shape
-                        ):
-                            break
-                    else:
-                        rows.append((child_out, column))
-                        writes.append(child_out)
-                        continue
+                if shape is not None and child_out.shape == (count, *shape) and items_fit(column, dtype, shape):
+                    rows.append((child_out, column))
+                    writes.append(child_out)
+                    continue
             prepare = _preparers.get(kernel)
             if prepare is None:
                 unprepared.append(index)

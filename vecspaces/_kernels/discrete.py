@@ -10,7 +10,7 @@ Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, a scalar of the sp
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from copy import deepcopy
 from functools import partial
 from typing import Any
@@ -19,19 +19,14 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import (
-    as_items,
-    assign_rows,
     batch_differing_spaces,
     batch_space,
     check_batch_size,
     concatenate,
     create_empty_array,
-    fill_rows,
     iterate,
     out_array_problem,
-    rows_fit,
-    set_prepare,
-    set_stacks,
+    stacked_concatenate,
 )
 from vecspaces._ops.flatten import (
     as_flat_array,
@@ -192,32 +187,16 @@ def iterate_rows(space: Space[Any], items: Any) -> Iterator[Any]:
     return iter(items)
 
 
-def stack_into(space: Space[Any], items: Iterable[Any], out: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """Copy one item per row into ``out`` (with ``same_kind`` casting, as ``np.stack``) and return ``out``.
+def _prepare_checked(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
+    """Check every item; an error names the first that does not fit. Return the write of the checked values.
 
-    Shared by the array spaces whose batch is a plain stack of their values. Every item is checked before
-    anything is written.
+    The checked path of :data:`stack_into`, which copies one item per row into ``out`` (with ``same_kind``
+    casting, as ``np.stack``) for the array spaces whose batch is a plain stack of their values.
 
     Example:
-        >>> stack_into(Discrete(3), [np.int64(2), np.int64(0)], np.zeros(2, dtype=np.int64))
+        >>> stack_into(Discrete(3), [np.int64(2), 0], np.zeros(2, dtype=np.int64))
         array([2, 0])
     """
-    if type(items) is not list and type(items) is not tuple:
-        items = as_items(items)
-    if fill_rows(items, out, space._shape):
-        return out
-    return _prepare_checked(space, items, out)()
-
-
-def prepare_stack_into(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
-    """The check phase of :func:`stack_into` (see ``register_concatenate``): the write it returns cannot fail."""
-    if rows_fit(items, out, space._shape):
-        return partial(assign_rows, out, items)
-    return _prepare_checked(space, items, out)
-
-
-def _prepare_checked(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
-    """Check every item; an error names the first that does not fit. Return the write of the checked values."""
     problem = out_array_problem(space, out)
     if problem is not None:
         raise problem
@@ -271,8 +250,8 @@ def _assign_each(out: npt.NDArray[Any], values: list[npt.NDArray[Any]]) -> npt.N
     return out
 
 
-set_stacks(stack_into)
-set_prepare(stack_into, prepare_stack_into)
+# Shared by Discrete, MultiBinary and MultiDiscrete.
+stack_into = stacked_concatenate(_prepare_checked, "stack_into")
 concatenate.register(Discrete, stack_into)
 
 

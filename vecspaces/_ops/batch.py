@@ -62,6 +62,7 @@ __all__ = [
     "concatenate",
     "create_empty_array",
     "is_gymnasium_space",
+    "items_fit",
     "iterate",
     "not_a_space",
     "prepare_concatenate",
@@ -72,6 +73,7 @@ __all__ = [
     "set_prepare",
     "set_stacks",
     "stack_kernels",
+    "stacked_concatenate",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -93,8 +95,14 @@ def is_gymnasium_space(value: object) -> bool:
     return any(kind.__name__ == "Space" and kind.__module__.startswith("gymnasium.") for kind in type(value).__mro__)
 
 
-def not_a_space(operation: str, value: object, argument: str = "space") -> InvalidTypeError:
+def not_a_space(operation: str, value: object, argument: str = "space", at: str = "") -> InvalidTypeError:
     """The error for a non-space given to ``operation`` as ``argument``, with a hint for a Gymnasium space.
+
+    Args:
+        operation: the function that was called.
+        value: what it was given.
+        argument: the argument's name.
+        at: where ``value`` is inside the argument, e.g. ``spaces[2]``.
 
     Example:
         >>> print(not_a_space("batch_space", None))
@@ -106,6 +114,7 @@ def not_a_space(operation: str, value: object, argument: str = "space") -> Inval
             f"{operation} was given a non-space as {argument}",
             expected="a vecspaces Space",
             got=f"the Gymnasium space {value!r}" if gymnasium else show(value),
+            at=at,
             fix=_FROM_GYMNASIUM if gymnasium else "",
         )
     )
@@ -205,16 +214,7 @@ def _batch_differing_spaces_checked(spaces: Sequence[Space[Any]]) -> Space[Any]:
         raise InvalidValueError(message("batch_differing_spaces needs spaces", expected=expected, got="[]"))
     for index, space in enumerate(spaces):
         if not isinstance(space, Space):
-            gymnasium = is_gymnasium_space(space)
-            raise InvalidTypeError(
-                message(
-                    "batch_differing_spaces was given a non-space",
-                    expected=expected,
-                    got=f"the Gymnasium space {space!r}" if gymnasium else show(space),
-                    at=f"spaces[{index}]",
-                    fix=_FROM_GYMNASIUM if gymnasium else "",
-                )
-            )
+            raise not_a_space("batch_differing_spaces", space, "spaces", at=f"spaces[{index}]")
     first = spaces[0]
     for index, space in enumerate(spaces):
         if not isinstance(space, type(first)):
@@ -350,9 +350,7 @@ def as_items(items: Any, operation: str = "concatenate") -> Sequence[Any]:
         >>> as_items(iter([1, 2]))
         [1, 2]
     """
-    if type(items) is list or type(items) is tuple:
-        return items
-    if isinstance(items, (list, tuple)):  # subclasses, e.g. a namedtuple
+    if isinstance(items, (list, tuple)):  # subclasses too, e.g. a namedtuple
         return items
     try:
         return list(items)
@@ -415,6 +413,37 @@ set_prepare(concatenate.registry[object], _prepare_opaque)
 # Concatenate kernels whose batch is ``out`` holding one item per row, assign_rows(out, items) when rows_fit:
 # composite kernels write such children themselves.
 _STACK_KERNELS: set[Callable[..., Any]] = set()
+
+
+def stacked_concatenate(prepare_checked: Prepare, name: str) -> Callable[..., Any]:
+    """A concatenate kernel for an array kind whose batch is ``out`` with one item per row.
+
+    Items that need no conversion are copied at once (:func:`fill_rows`); the others go through
+    ``prepare_checked``, the kind's check phase, which converts what it may and names what it cannot. The
+    kernel is declared a stack (:func:`set_stacks`) with its check phase (:func:`set_prepare`); register it
+    with ``concatenate.register`` for every kind it serves.
+
+    Args:
+        prepare_checked: ``(space, items, out) -> write``: checks every item and returns the write.
+        name: the kernel's ``__name__``.
+    """
+
+    def kernel(space: Space[Any], items: Iterable[Any], out: Any) -> Any:
+        if type(items) is not list and type(items) is not tuple:
+            items = as_items(items)
+        if fill_rows(items, out, space._shape):
+            return out
+        return prepare_checked(space, items, out)()
+
+    def prepare(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], Any]:
+        if rows_fit(items, out, space._shape):
+            return functools.partial(assign_rows, out, items)
+        return prepare_checked(space, items, out)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    set_stacks(kernel)
+    set_prepare(kernel, prepare)
+    return kernel
 
 
 def stack_kernels() -> set[Callable[..., Any]]:
@@ -528,15 +557,24 @@ def rows_fit(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> b
     """
     if type(out) is not np.ndarray or shape is None or out.shape != (len(items), *shape):
         return False
-    if not out.flags.writeable:
-        return False
-    dtype = out.dtype
-    try:
-        for item in items:
-            if item.dtype is not dtype or item.shape != shape:
-                return False
-    except AttributeError:  # an item that is not an array
-        return False
+    return out.flags.writeable and items_fit(items, out.dtype, shape)
+
+
+def items_fit(items: Sequence[Any], dtype: np.dtype[Any], shape: tuple[int, ...]) -> bool:
+    """Whether every item is an array (or numpy scalar) of exactly ``dtype`` and ``shape``.
+
+    The item check of :func:`rows_fit`, for callers that checked ``out`` already.
+
+    Example:
+        >>> float64 = np.dtype(np.float64)
+        >>> items_fit([np.zeros(2), np.ones(2)], float64, (2,)), items_fit([[0.0, 0.0]], float64, (2,))
+        (True, False)
+    """
+    scalar = None if shape else dtype.type  # a numpy scalar has shape ()
+    for item in items:
+        kind = item.__class__
+        if kind is not scalar and (kind is not np.ndarray or item.dtype is not dtype or item.shape != shape):
+            return False
     return True
 
 
