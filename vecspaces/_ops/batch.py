@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # the same API: type checkers check registrations as for func
 else:
     from vecspaces._ops.dispatch import singledispatch
 from vecspaces._ops.dispatch import lookup
-from vecspaces._ops.flatten import no_kernel
+from vecspaces._ops.flatten import is_gymnasium_space, no_kernel, not_a_space
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
 
@@ -61,10 +61,8 @@ __all__ = [
     "batch_space",
     "concatenate",
     "create_empty_array",
-    "is_gymnasium_space",
     "items_fit",
     "iterate",
-    "not_a_space",
     "prepare_concatenate",
     "preparers",
     "register_batched_as_copies",
@@ -80,44 +78,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # A concatenate kernel's check phase: (space, items, out) -> the write, a call that cannot fail.
 Prepare = Callable[[Any, Sequence[Any], Any], Callable[[], Any]]
-
-_FROM_GYMNASIUM = "convert it first with vecspaces.spaces.from_gymnasium(space)"
-
-
-def is_gymnasium_space(value: object) -> bool:
-    """Whether ``value`` is a Gymnasium space, found without importing gymnasium.
-
-    Example:
-        >>> from vecspaces.spaces import Discrete
-        >>> is_gymnasium_space(Discrete(2)), is_gymnasium_space("Discrete(2)")
-        (False, False)
-    """
-    return any(kind.__name__ == "Space" and kind.__module__.startswith("gymnasium.") for kind in type(value).__mro__)
-
-
-def not_a_space(operation: str, value: object, argument: str = "space", at: str = "") -> InvalidTypeError:
-    """The error for a non-space given to ``operation`` as ``argument``, with a hint for a Gymnasium space.
-
-    Args:
-        operation: the function that was called.
-        value: what it was given.
-        argument: the argument's name.
-        at: where ``value`` is inside the argument, e.g. ``spaces[2]``.
-
-    Example:
-        >>> print(not_a_space("batch_space", None))
-        batch_space was given a non-space as space, expected a vecspaces Space, got None (NoneType)
-    """
-    gymnasium = is_gymnasium_space(value)
-    return InvalidTypeError(
-        message(
-            f"{operation} was given a non-space as {argument}",
-            expected="a vecspaces Space",
-            got=f"the Gymnasium space {value!r}" if gymnasium else show(value),
-            at=at,
-            fix=_FROM_GYMNASIUM if gymnasium else "",
-        )
-    )
 
 
 def _share_registry(entry: Callable[..., Any], generic: F) -> F:

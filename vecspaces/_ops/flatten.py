@@ -38,12 +38,15 @@ from vecspaces.error import CustomSpaceError, CustomSpaceNotImplementedError, In
 from vecspaces.spaces.space import Space
 
 __all__ = [
+    "FROM_GYMNASIUM",
     "flatdim",
     "flatten",
     "flatten_space",
     "is_flattenable",
+    "is_gymnasium_space",
     "is_space_dtype_shape_equiv",
     "no_kernel",
+    "not_a_space",
     "unflatten",
 ]
 
@@ -52,11 +55,51 @@ __all__ = [
 _FLATTEN_FAMILY = frozenset({"flatdim", "flatten_space", "flatten", "unflatten", "is_space_dtype_shape_equiv"})
 
 
+# The fix an error suggests for a Gymnasium space given where a vecspaces space belongs.
+FROM_GYMNASIUM = "convert it first with vecspaces.spaces.from_gymnasium(space)"
+
+
+def is_gymnasium_space(value: object) -> bool:
+    """Whether ``value`` is a Gymnasium space, found without importing gymnasium.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> is_gymnasium_space(Discrete(2)), is_gymnasium_space("Discrete(2)")
+        (False, False)
+    """
+    return any(kind.__name__ == "Space" and kind.__module__.startswith("gymnasium.") for kind in type(value).__mro__)
+
+
+def not_a_space(operation: str, value: object, argument: str = "space", at: str = "") -> InvalidTypeError:
+    """The error for a non-space given to ``operation`` as ``argument``, with a hint for a Gymnasium space.
+
+    Args:
+        operation: the function that was called.
+        value: what it was given.
+        argument: the argument's name.
+        at: where ``value`` is inside the argument, e.g. ``spaces[2]``.
+
+    Example:
+        >>> print(not_a_space("batch_space", None))
+        batch_space was given a non-space as space, expected a vecspaces Space, got None (NoneType)
+    """
+    gymnasium = is_gymnasium_space(value)
+    return InvalidTypeError(
+        message(
+            f"{operation} was given a non-space as {argument}",
+            expected="a vecspaces Space",
+            got=f"the Gymnasium space {value!r}" if gymnasium else show(value),
+            at=at,
+            fix=FROM_GYMNASIUM if gymnasium else "",
+        )
+    )
+
+
 def no_kernel(operation: str, space: object, argument: str = "space") -> Exception:
     """Return the error for calling ``operation`` on ``space`` when no kernel is registered for its type.
 
     A non-space argument gets an :class:`InvalidTypeError` naming ``argument``, with a hint to convert a
-    Gymnasium space (the batching family's :func:`~vecspaces._ops.batch.not_a_space`); a space of an unknown
+    Gymnasium space (:func:`not_a_space`); a space of an unknown
     kind gets a :class:`CustomSpaceError` that says how to register an implementation, which for the flatten
     family is a :class:`CustomSpaceNotImplementedError` (also a ``NotImplementedError``, as in Gymnasium).
 
@@ -76,9 +119,6 @@ def no_kernel(operation: str, space: object, argument: str = "space") -> Excepti
         flatdim was given a non-space as space, expected a vecspaces Space, got None (NoneType)
     """
     if not isinstance(space, Space):
-        # Imported here: vecspaces._ops.batch imports this module, and this is the error path only.
-        from vecspaces._ops.batch import not_a_space
-
         return not_a_space(operation, space, argument)
     kind = f"{type(space).__module__}.{type(space).__qualname__}"
     unsupported = UNSUPPORTED.get((operation, CUSTOM))

@@ -33,7 +33,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from vecspaces._ops.batch import not_a_space
+from vecspaces._ops.flatten import not_a_space
 from vecspaces._ops.support import CUSTOM, SHARED_MEMORY, reason
 from vecspaces.error import CustomSpaceError, message
 from vecspaces.spaces.space import Space
