@@ -265,7 +265,6 @@ def _iterate_box(space: Box, items: Any) -> Iterator[Any]:
 
 @create_empty_array.register(Box)
 def _create_empty_array_box(space: Box, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros) -> NDArray[Any]:
-    n = check_batch_size("create_empty_array", n, minimum=0)
     return fn((n, *space.shape), dtype=space.dtype)
 
 

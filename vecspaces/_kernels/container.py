@@ -359,6 +359,7 @@ def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:
 # The children's kernels, found through the dispatchers' caches: faster than calling the dispatchers.
 _concatenate_kernel = lookup(concatenate)
 _iterate_kernel = lookup(iterate)
+_create_empty_kernel = lookup(create_empty_array)
 _preparers = preparers()
 _stack_kernels = stack_kernels()
 ndarray = np.ndarray
@@ -546,8 +547,10 @@ def _columns(space: Container[Any], items: Sequence[Any], out: Any) -> tuple[Seq
 def _create_empty_array_container(
     space: Container[Any], n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> Any:
-    n = check_batch_size("create_empty_array", n, minimum=0)
-    arrays = _each_child(space, space._children(), lambda child: create_empty_array(child, n, fn), "space")
+    # The children's kernels directly: the public create_empty_array checked n and fn once already.
+    arrays = _each_child(
+        space, space._children(), lambda child: _create_empty_kernel(child.__class__)(child, n, fn), "space"
+    )
     return space._pack(arrays)
 
 

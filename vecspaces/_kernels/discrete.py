@@ -168,7 +168,7 @@ def _iterate_discrete(space: Discrete, items: Any) -> Any:
 def _create_empty_array_discrete(
     space: Discrete, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> npt.NDArray[Any]:
-    return fn((check_batch_size("create_empty_array", n, minimum=0),), dtype=space.dtype)
+    return fn((n,), dtype=space.dtype)
 
 
 layout_nodes.register(Discrete, array_layout)

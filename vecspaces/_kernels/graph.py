@@ -26,7 +26,6 @@ import numpy as np
 
 from vecspaces._ops.batch import (
     batch_space,
-    check_batch_size,
     create_empty_array,
     register_batched_as_copies,
 )
@@ -181,7 +180,6 @@ register_batched_as_copies(Graph)
 def _create_empty_array_graph(
     space: Graph, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[GraphInstance, ...]:
-    n = check_batch_size("create_empty_array", n, minimum=0)
     edge_space = space.edge_space
     return tuple(
         GraphInstance(

@@ -134,7 +134,7 @@ iterate.register(MultiBinary, iterate_rows)
 def _create_empty_array_multi_binary(
     space: MultiBinary, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> npt.NDArray[Any]:
-    return fn((check_batch_size("create_empty_array", n, minimum=0), *space.shape), dtype=np.int8)
+    return fn((n, *space.shape), dtype=np.int8)
 
 
 layout_nodes.register(MultiBinary, array_layout)

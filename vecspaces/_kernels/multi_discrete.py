@@ -236,7 +236,7 @@ iterate.register(MultiDiscrete, iterate_rows)
 def _create_empty_array_multi_discrete(
     space: MultiDiscrete, n: int = 1, fn: Callable[..., npt.NDArray[Any]] = np.zeros
 ) -> npt.NDArray[Any]:
-    return fn((check_batch_size("create_empty_array", n, minimum=0), *space.shape), dtype=space.dtype)
+    return fn((n, *space.shape), dtype=space.dtype)
 
 
 layout_nodes.register(MultiDiscrete, array_layout)

@@ -36,7 +36,6 @@ import numpy as np
 
 from vecspaces._ops.batch import (
     batch_space,
-    check_batch_size,
     create_empty_array,
     iterate,
     register_batched_as_copies,
@@ -290,7 +289,6 @@ register_batched_as_copies(OneOf, concatenate_items=False)
 def _create_empty_array_oneof(
     space: OneOf[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[tuple[np.int64, Any], ...]:
-    n = check_batch_size("create_empty_array", n, minimum=0)
     if n == 0:
         return ()
     first = space.spaces[0]

@@ -26,7 +26,6 @@ import numpy as np
 
 from vecspaces._ops.batch import (
     batch_space,
-    check_batch_size,
     create_empty_array,
     register_batched_as_copies,
 )
@@ -158,7 +157,6 @@ register_batched_as_copies(Sequence)
 def _create_empty_array_sequence(
     space: Sequence, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[Any, ...]:
-    n = check_batch_size("create_empty_array", n, minimum=0)
     if space.stack:
         return tuple(empty_stack(space.feature_space, fn) for _ in range(n))
     return tuple(() for _ in range(n))

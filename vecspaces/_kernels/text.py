@@ -29,7 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import (
-    check_batch_size,
     create_empty_array,
     register_batched_as_copies,
     register_concatenate,
@@ -212,7 +211,6 @@ register_batched_as_copies(Text, concatenate_items=False)
 def _create_empty_array_text(
     space: Text, n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> tuple[str, ...]:
-    n = check_batch_size("create_empty_array", n, minimum=0)
     # fn builds arrays and a batch of Text is a tuple of str, so it has no use here. The placeholder is
     # Gymnasium's: the shortest string of the smallest character (first of the *sorted* charset, not of
     # character_list), always a value of the space. See the module docstring for shared memory's.

@@ -276,7 +276,8 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
         {'a': array([[0., 0.],
                [0., 0.]], dtype=float32), 'b': array([0, 0])}
     """
-    # What a kind with no registered implementation gets: the custom-space rule.
+    # What a kind with no registered implementation gets: the custom-space rule. The public function (below)
+    # checks ``space``, ``n`` and ``fn`` before any implementation runs, so implementations take them as valid.
     return (None,) * n
 
 
