@@ -56,10 +56,10 @@ TUNINGS: list[dict[str, Any]] = [
 ]
 
 
-class GymnasiumAdapter(gymnasium.Env):  # type: ignore[misc]
+class GymnasiumAdapter(gymnasium.Env):
     """One of vecspaces' built-in envs, presented with Gymnasium spaces so Gymnasium's vector envs accept it."""
 
-    def __init__(self, env_class: type) -> None:
+    def __init__(self, env_class: type[Any]) -> None:
         self.env = env_class()
         self.observation_space = to_gymnasium(env_class.observation_space)
         self.action_space = to_gymnasium(env_class.action_space)
@@ -165,12 +165,30 @@ def measure(contenders: list[Contender], env_class: type, num_envs: int, seconds
             envs.close()
 
 
+def stolen_share(before: Any, after: Any) -> float | None:
+    """The share of this machine's CPU time its hypervisor took between two ``psutil.cpu_times()`` readings.
+
+    None where the OS does not say (steal time is a Linux figure). A VM whose CPUs are taken runs everything
+    slower, and Gymnasium's process-heavy AsyncVectorEnv differently from the rest: a run with more than a few
+    percent stolen is worth repeating.
+    """
+    if not hasattr(after, "steal"):
+        return None
+    # guest and guest_nice are already counted in user and nice.
+    total = sum(after) - sum(before) - sum(getattr(after, f) - getattr(before, f) for f in ("guest", "guest_nice"))
+    return (after.steal - before.steal) / total if total > 0 else 0.0
+
+
 def progress(text: str) -> None:
     print(f"  .. {text}", file=sys.stderr, flush=True)
 
 
-def run_scenarios(names: list[str], seconds: float, repeats: int, tune: bool) -> dict[str, dict[str, Result]]:
+def run_scenarios(
+    names: list[str], seconds: float, repeats: int, tune: bool
+) -> tuple[dict[str, dict[str, Result]], dict[str, float | None]]:
+    """Measure the scenarios; return their results and the share of CPU time stolen while each ran."""
     table: dict[str, dict[str, Result]] = {}
+    stolen: dict[str, float | None] = {}
     for name in names:
         env_class, num_envs = SCENARIOS[name]
         contenders = [Contender(backend, backend) for backend in BACKENDS]
@@ -180,7 +198,9 @@ def run_scenarios(names: list[str], seconds: float, repeats: int, tune: bool) ->
                 settings = {key: num_envs // 2 if value == "half" else value for key, value in tuning.items()}
                 contenders.append(Contender(f"tuned ({label})", "vecspaces", settings))
         progress(f"{name}: {len(contenders)} vector envs, {repeats} interleaved rounds of {seconds} s")
+        before = psutil.cpu_times()
         measure(contenders, env_class, num_envs, seconds, repeats)
+        stolen[name] = stolen_share(before, psutil.cpu_times())
         results = {c.label: Result(statistics.median(c.runs), c.peak_rss, c.runs) for c in contenders}
         row = {backend: results[backend] for backend in BACKENDS}
         tuned = [label for label in results if label.startswith("tuned")]
@@ -188,7 +208,7 @@ def run_scenarios(names: list[str], seconds: float, repeats: int, tune: bool) ->
             best = max(tuned, key=lambda label: results[label].steps_per_second)
             row[best] = results[best]
         table[name] = row
-    return table
+    return table, stolen
 
 
 def sweep_rate(backend: str, env_class: type, num_envs: int, seconds: float) -> float:
@@ -200,7 +220,7 @@ def sweep_rate(backend: str, env_class: type, num_envs: int, seconds: float) -> 
         envs.close()
 
 
-def print_table(table: dict[str, dict[str, Result]]) -> None:
+def print_table(table: dict[str, dict[str, Result]], stolen: dict[str, float | None]) -> None:
     cores = psutil.cpu_count(logical=False), psutil.cpu_count()
     print(
         f"\nmachine: {platform.processor() or platform.machine()}, {cores[0]} physical / {cores[1]} logical cores, "
@@ -223,6 +243,8 @@ def print_table(table: dict[str, dict[str, Result]]) -> None:
         if name == "cpu":
             ideal = (psutil.cpu_count(logical=False) or 1) * 1000
             print(f"{'':<8} {'(ideal: physical cores x 1000)':<48} {ideal:>10,}")
+        if stolen[name] is not None:
+            print(f"{'':<8} (CPU time stolen by the hypervisor meanwhile: {stolen[name]:.1%})")
         print()
 
 
@@ -231,6 +253,7 @@ def sweep(seconds: float, sizes: list[int]) -> None:
     print(f"{'scenario':<8} {'num_envs':>8} {'vecspaces':>12} {'gym-async':>12} {'ratio':>8}")
     for name in ("tiny", "cpu"):
         env_class, _ = SCENARIOS[name]
+        before = psutil.cpu_times()
         for n in sizes:
             progress(f"sweep {name} n={n}")
             # Alternating, median of three each: the sweep's runs are short.
@@ -240,6 +263,9 @@ def sweep(seconds: float, sizes: list[int]) -> None:
                     runs.append(sweep_rate(backend, env_class, n, seconds / 3))
             ours, theirs = (statistics.median(runs) for runs in rates.values())
             print(f"{name:<8} {n:>8} {ours:>12,.0f} {theirs:>12,.0f} {ours / theirs:>7.2f}x", flush=True)
+        share = stolen_share(before, psutil.cpu_times())
+        if share is not None:
+            print(f"{'':<8} (CPU time stolen by the hypervisor meanwhile: {share:.1%})")
 
 
 def plot(table: dict[str, dict[str, Result]], path: str) -> None:
@@ -276,8 +302,8 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
     seconds, repeats = (0.25, 3) if args.quick else (1.0, 7)
-    table = run_scenarios(args.scenarios, seconds, repeats, tune=not args.quick)
-    print_table(table)
+    table, stolen = run_scenarios(args.scenarios, seconds, repeats, tune=not args.quick)
+    print_table(table, stolen)
     if args.sweep:
         sweep(0.3 if args.quick else 1.0, [1, 4, 16, 64] if args.quick else [1, 2, 4, 8, 16, 32, 64])
     if args.plot:
