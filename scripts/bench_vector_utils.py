@@ -98,6 +98,7 @@ def operations(ours_space: Any, gym_space: Any) -> dict[str, tuple[Callable[[], 
 
     ours_out = vu.create_empty_array(ours_space, N)
     gym_out = gu.create_empty_array(gym_space, N)
+    assert gym_out is not None  # Gymnasium gives None only for custom spaces, and no scenario has one
     ours_batched_space = vu.batch_space(ours_space, N)
     gym_batched_space = gu.batch_space(gym_space, N)
     ours_batch = vu.concatenate(ours_space, items, ours_out)
@@ -120,6 +121,14 @@ def operations(ours_space: Any, gym_space: Any) -> dict[str, tuple[Callable[[], 
     def gym_read() -> Any:
         return gu.read_from_shared_memory(gym_space, gym_memory, N)
 
+    def ours_write_read() -> Any:
+        ours_write()
+        return ours_read()
+
+    def gym_write_read() -> Any:
+        gym_write()
+        return gym_read()
+
     return {
         "concatenate": (
             lambda: vu.concatenate(ours_space, items, ours_out),
@@ -131,7 +140,7 @@ def operations(ours_space: Any, gym_space: Any) -> dict[str, tuple[Callable[[], 
         ),
         "write (8 envs)": (ours_write, gym_write),
         "read": (ours_read, gym_read),
-        "write + read": (lambda: (ours_write(), ours_read()), lambda: (gym_write(), gym_read())),
+        "write + read": (ours_write_read, gym_write_read),
     }
 
 
@@ -143,14 +152,23 @@ def observation_bytes(value: Any) -> int:
 
 
 def floors(nbytes: int) -> dict[str, Callable[[], Any]]:
-    """One np.copyto of ``nbytes`` bytes: into an np.empty array, and into a shared multiprocessing.Array."""
+    """One np.copyto of ``nbytes`` bytes: into an np.empty array, and into a shared multiprocessing.Array.
+
+    The shared array is a ``RawArray``, which is what ``multiprocessing.Array(..., lock=False)`` returns.
+    """
     source = np.random.default_rng(0).integers(0, 256, nbytes, dtype=np.uint8)
     out = np.empty(nbytes, np.uint8)
-    shared = np.frombuffer(multiprocessing.Array(ctypes.c_uint8, nbytes, lock=False), dtype=np.uint8)
+    shared = np.frombuffer(memoryview(multiprocessing.RawArray(ctypes.c_uint8, nbytes)), dtype=np.uint8)
     return {
         "concatenate": lambda: np.copyto(out, source),
         "write + read": lambda: np.copyto(shared, source),
     }
+
+
+def empty_batch(space: vs.Space[Any]) -> np.ndarray[Any, Any]:
+    """An uninitialized array for the ``N`` values of a fixed-shape space."""
+    assert space.shape is not None, f"{space} has no fixed shape"
+    return np.empty((N, *space.shape), space.dtype)
 
 
 def bare_assignment(space: Any) -> Callable[[], Any]:
@@ -161,11 +179,9 @@ def bare_assignment(space: Any) -> Callable[[], Any]:
     space.seed(0)
     items = [space.sample() for _ in range(N)]
     if isinstance(space, vs.Dict):
-        columns = [
-            (np.empty((N, *child.shape), child.dtype), [item[key] for item in items]) for key, child in space.items()
-        ]
+        columns = [(empty_batch(child), [item[key] for item in items]) for key, child in space.items()]
     else:
-        columns = [(np.empty((N, *space.shape), space.dtype), items)]
+        columns = [(empty_batch(space), items)]
 
     def assign() -> None:
         for out, column in columns:
