@@ -174,6 +174,15 @@ class FrameEnv(Env[Any, Any]):
         return self._observe(), 0.0, False, False, {}
 
 
+class FrameEnvExitingAtFirstStep(FrameEnv):
+    """A :class:`FrameEnv` whose process exits at its first step (a restarted one exits again at its first step)."""
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        import os
+
+        os._exit(3)
+
+
 class DictFaultyEnv(Env[Any, Any]):
     """A Dict observation ``{"pos": Box(3,), "camera": Box(4x4 uint8)}``; at step ``at_step`` it returns a
     broken one as ``fault`` says: "missing_key" (no camera), "bad_leaf_shape" (a 3x3 camera), "bad_leaf_dtype"

@@ -10,7 +10,7 @@ import pytest
 
 from tests.catalog import make
 from tests.helpers import assert_same_value
-from tests.vector.envs import CountdownEnv, FaultyEnv, SpaceEnv
+from tests.vector.envs import CountdownEnv, FaultyEnv, FrameEnv, FrameEnvExitingAtFirstStep, SpaceEnv
 from vecspaces.error import AlreadyPendingCallError, NoAsyncCallError, WorkerDiedError
 from vecspaces.vector import AsyncVectorEnv
 from vecspaces.vector._async.protocol import RemoteTraceback
@@ -176,6 +176,19 @@ def test_restart_in_pool_mode_reports_truncated() -> None:
         position = env_ids.tolist().index(1)
         assert truncations[position] and infos["worker_restarted"][position]
         assert envs.restarts == 1
+
+
+def test_a_masked_reset_after_a_restart_in_pool_mode_keeps_the_restarted_envs_observations() -> None:
+    # Large frames, so copy=True lends spare buffers and a masked reset carries the other envs' rows over.
+    fns = [functools.partial(FrameEnv, 0), functools.partial(FrameEnv, 1)]
+    fns += [functools.partial(FrameEnv, 2), functools.partial(FrameEnvExitingAtFirstStep, 3)]
+    with AsyncVectorEnv(fns, num_workers=2, batch_size=4, restart_workers=True) as envs:
+        envs.reset(options={"start": 7})  # frames 7, 57, 107, 157; the arrays are dropped at once
+        envs.send(np.zeros(4, dtype=np.int64))
+        envs.recv()  # the second worker died and was restarted: envs 2 and 3 were reset with start 0
+        assert envs.restarts == 1
+        obs, _ = envs.reset(options={"start": 1, "reset_mask": np.array([True, True, False, False])})
+        assert obs["frame"][:, 0, 0].tolist() == [1, 51, 100, 150]
 
 
 def test_recv_timeout_then_recv_again() -> None:

@@ -158,7 +158,7 @@ def _array_slots(layout: SharedLayout) -> list[int]:
 
 
 def copied(value: Any) -> Any:
-    """A copy of a batched value: its arrays copied, its dicts and tuples rebuilt."""
+    """A copy of a value read from shared memory: its arrays copied, its dicts and tuples rebuilt."""
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, dict):

@@ -88,7 +88,7 @@ class WorkerPool:
         self.busy: dict[int, Command] = {}
         self.broken: str | None = None
         self.restarts = 0
-        # The envs of restarted workers since the owner last cleared it: they were reset anew.
+        # The envs of workers restarted during the pending reset: they were all reset anew, whatever its mask.
         self.restarted_envs: set[int] = set()
         self.startup_timeout = 0.0
         self._payloads: dict[int, bytes | None] = {}
@@ -215,7 +215,6 @@ class WorkerPool:
         """Give every worker ``command`` without arguments (they must all be idle)."""
         self.control.commands[:] = command
         self.busy = dict.fromkeys(self.all_workers, command)
-        self._payloads = dict.fromkeys(self.all_workers)
         for ready in self.command_ready:
             ready.release()
 
@@ -258,7 +257,6 @@ class WorkerPool:
             return False
         control.finished[:] = 0
         self.busy = {}
-        self._owed = 0
         self.spin.record(time.perf_counter() - started)
         return True
 
@@ -278,9 +276,8 @@ class WorkerPool:
             elapsed = time.perf_counter() - started
             self.collect(self.idle, call, None if timeout is None else max(0.0, timeout - elapsed))
             return
-        self._owed = 0
+        # The counts of the workers taken here were taken above; a restart among them keeps its own account.
         self._take_finished()
-        self._owed = 0  # the counts of the workers just taken were taken above
         if self.busy:  # cannot happen while every count belongs to a flag; wait the general way if it does
             self.collect(self.idle, call, timeout)
             return
@@ -288,6 +285,8 @@ class WorkerPool:
 
     def _take_all_counts(self, started: float, timeout: float | None) -> bool:
         """Take one completion count per busy worker and every count still owed; False if that takes longer.
+
+        On success nothing is owed any more.
 
         Polls first (as :meth:`collect` does), then blocks one slice at a time; stops at a slice without news
         or when ``timeout`` (from ``started``) has passed, with the counts taken so far paid in advance.
@@ -310,19 +309,16 @@ class WorkerPool:
                 continue
             self._owed -= taken
             return False
+        self._owed = 0
         return True
 
     def _take_finished(self) -> int:
         """Hand the replies of workers that finished to ``on_reply``; return how many there were."""
         finished = self.control.finished
         ready = [w for w in self.busy if finished[w]]
-        if not ready:
-            return 0
-        taken = 0
         for w in ready:
             finished[w] = 0
             command = self.busy.pop(w)
-            taken += 1
             if not self.control.has_reply[w]:
                 self.on_reply(w, command, None)
                 continue
@@ -333,7 +329,7 @@ class WorkerPool:
                 self._handle_death(w, "sending its reply", command)
                 continue
             self.on_reply(w, command, reply)
-        return taken
+        return len(ready)
 
     def _read_reply(self, w: int) -> Reply:
         connection = self.connections[w]
@@ -404,8 +400,8 @@ class WorkerPool:
         way. A call, get_attr or set_attr is redone on the freshly reset envs.
         """
         envs = self.slices[w]
-        self.restarted_envs.update(envs)
         if command is Command.RESET:
+            self.restarted_envs.update(envs)
             # Every env of the new worker needs a reset, also those a masked reset leaves alone.
             payload = self._payloads[w]
             assert payload is not None  # a reset always sends its seeds, options and mask
@@ -423,20 +419,23 @@ class WorkerPool:
 
     def _run_alone(self, w: int, command: Command, payload: bytes | None) -> Reply:
         """Run one command on worker ``w`` and wait for it, outside the normal cycle (used while restarting)."""
+
+        def died_again() -> WorkerDiedError:
+            self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
+            return WorkerDiedError(self.broken)
+
         self.control.commands[w] = command
         self.command_ready[w].release()
         try:
             if payload is not None:
                 self.connections[w].send_bytes(payload)
         except OSError:
-            self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
-            raise WorkerDiedError(self.broken) from None
+            raise died_again() from None
         while not self.control.finished[w]:
             if self.completions.acquire(timeout=WAIT_SLICE_SECONDS):
                 self._owed -= 1  # it may be another worker's count: accounted as paid in advance
             elif not self.processes[w].is_alive():
-                self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
-                raise WorkerDiedError(self.broken)
+                raise died_again()
         self.control.finished[w] = 0
         self._owed += 1
         if not self.control.has_reply[w]:
@@ -444,8 +443,7 @@ class WorkerPool:
         try:
             return self._read_reply(w)
         except _DiedSending:
-            self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
-            raise WorkerDiedError(self.broken) from None
+            raise died_again() from None
 
 
 class _DiedSending(Exception):

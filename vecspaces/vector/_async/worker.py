@@ -22,6 +22,7 @@ import numpy as np
 
 from vecspaces._ops.layout import ArrayLeaf, DictNode, TupleNode
 from vecspaces.error import InvalidTypeError, message, show
+from vecspaces.vector._async.lending import copied
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
 from vecspaces.vector._async.shared import Control, SharedStepMemory
 from vecspaces.vector._async.waiting import AdaptiveSpin, acquire
@@ -132,9 +133,7 @@ class _Worker:
         commands, index, handle = self.control.commands, self.index, self.envs.handle
         piped_steps = self.envs.variable_actions
         while True:
-            if not self.wait_for_command():
-                handle(Command.CLOSE, None)
-                return
+            acquire(self.config.command_ready, self.spin, PARENT_CHECK_SECONDS, _check_parent)
             command = _BY_CODE[commands[index]]
             assert command is not None  # the main process writes only Command codes
             arguments = None
@@ -143,17 +142,6 @@ class _Worker:
             self.finish(handle(command, arguments), command, arguments)
             if command is Command.CLOSE:
                 return
-
-    def wait_for_command(self) -> bool:
-        """Wait for the next command (polling while commands come quickly); False if the main process is gone."""
-        try:
-            acquire(self.config.command_ready, self.spin, PARENT_CHECK_SECONDS, self.check_parent)
-        except _ParentGone:
-            return False
-        return True
-
-    def check_parent(self) -> None:
-        _check_parent()
 
     def finish(self, reply: Reply | None, command: Command, arguments: Any) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
@@ -392,7 +380,8 @@ def _action_reader(actions: SharedBatch, envs: slice) -> Callable[[], list[Any]]
         # One copy for the whole slice; iterating it gives numpy scalars (Discrete) or rows, as iterate() does.
         return lambda: list(batch.copy())
     indices = range(envs.start, envs.stop)
-    return lambda: [_owned(actions.read_env(i)) for i in indices]
+    # Copies, so an env that keeps its action keeps it unchanged.
+    return lambda: [copied(actions.read_env(i)) for i in indices]
 
 
 def _observation_writers(
@@ -492,17 +481,6 @@ def _exact_value_check(leaf: ArrayLeaf) -> Callable[[Any], bool]:
         return kind is python_type and (kind is not int or -(2**63) <= value < 2**63)
 
     return check_scalar
-
-
-def _owned(value: Any) -> Any:
-    """A copy of a value read from shared memory, so an env that keeps its action keeps it unchanged."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, dict):
-        return {key: _owned(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_owned(item) for item in value)
-    return value
 
 
 def _serialise(reply: Reply, activity: str) -> bytes:
