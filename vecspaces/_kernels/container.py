@@ -431,7 +431,7 @@ def _concatenate_arrays_dict(space: Container[Any], items: Sequence[Any], out: d
             return None
     for child_out, values in rows:
         if values:
-            child_out[...] = values  # assign_rows, inlined
+            child_out[...] = values
     return batch
 
 
@@ -450,7 +450,7 @@ def _check_children(space: Container[Any], items: Sequence[Any], out: Any) -> tu
     """Check every child's column of ``items``; return what the write phase does for each child.
 
     Each child's kernel is prepared (its checks run, its write is kept for later). Array children whose items
-    need no conversion (checked here, as rows_fit does) are returned as ``(out, column)`` rows to assign. A
+    need no conversion (checked here with items_fit) are returned as ``(out, column)`` rows to assign. A
     child whose kernel has no check phase (one registered directly for a custom space) runs as a whole after
     every other child has been checked.
 
@@ -468,8 +468,8 @@ def _check_children(space: Container[Any], items: Sequence[Any], out: Any) -> tu
         for index, child in enumerate(children):
             kernel = _concatenate_kernel(child.__class__)
             column, child_out = columns[index], outs[index]
-            # The common case, rows_fit inlined: an array child whose items are arrays (or numpy scalars) of
-            # exactly out's dtype and the child's shape. Every item is checked: the write must not fail.
+            # The common case: an array child whose items are arrays (or numpy scalars) of exactly out's dtype
+            # and the child's shape. Every item is checked: the write must not fail.
             if kernel in _stack_kernels and type(child_out) is ndarray and child_out.flags.writeable:
                 shape, dtype = child._shape, child_out.dtype
                 if shape is not None and child_out.shape == (count, *shape) and items_fit(column, dtype, shape):
@@ -505,7 +505,7 @@ class _Done:
 def _write_all(space: Container[Any], rows: Rows, writes: list[Any]) -> Any:
     for child_out, column in rows:
         if column:
-            child_out[...] = column  # assign_rows, inlined
+            child_out[...] = column
     return space._pack([write if type(write) is np.ndarray else write() for write in writes])
 
 

@@ -56,20 +56,16 @@ from vecspaces.spaces.space import Space
 __all__ = [
     "Prepare",
     "as_items",
-    "assign_rows",
     "batch_differing_spaces",
     "batch_space",
     "concatenate",
     "create_empty_array",
     "items_fit",
     "iterate",
-    "prepare_concatenate",
     "preparers",
     "register_batched_as_copies",
     "register_concatenate",
-    "rows_fit",
     "set_prepare",
-    "set_stacks",
     "stack_kernels",
     "stacked_concatenate",
 ]
@@ -148,7 +144,12 @@ def batch_differing_spaces(spaces: Sequence[Space[Any]]) -> Space[Any]:
         >>> batch_differing_spaces([Discrete(2), Discrete(3, start=1)])
         MultiDiscrete([2 3], start=[0 1])
     """
-    # What a kind with no registered implementation gets: the custom-space rule (a Tuple of copies).
+    # What a kind with no registered implementation gets: the custom-space rule.
+    return _tuple_of_copies(spaces)
+
+
+def _tuple_of_copies(spaces: Sequence[Space[Any]]) -> Space[Any]:
+    """A Tuple of copies of ``spaces``: the batch of custom spaces, and of kinds whose values vary in size."""
     from vecspaces.spaces.tuple import Tuple
 
     return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
@@ -248,8 +249,6 @@ def iterate(space: Space[Any], items: Any) -> Iterator[Any]:
         >>> [row.tolist() for row in iterate(batched, np.array([[0, 1], [1, 0]], np.float32))]
         [[0.0, 1.0], [1.0, 0.0]]
     """
-    if not isinstance(space, Space):
-        raise not_a_space("iterate", space)
     raise no_kernel("iterate", space)
 
 
@@ -304,7 +303,7 @@ if not TYPE_CHECKING:  # type checkers keep the dispatcher's type, whose API the
     create_empty_array = _share_registry(_create_empty_array_checked, create_empty_array)
 
 
-def as_items(items: Any, operation: str = "concatenate") -> Sequence[Any]:
+def as_items(items: Any) -> Sequence[Any]:
     """``items`` as a list or tuple (as given when it is one), or an error naming the argument.
 
     Example:
@@ -318,7 +317,7 @@ def as_items(items: Any, operation: str = "concatenate") -> Sequence[Any]:
     except TypeError as error:
         raise InvalidTypeError(
             message(
-                f"{operation} items is not iterable",
+                "concatenate items is not iterable",
                 expected="an iterable of values of the space, one per env",
                 got=show(items),
             )
@@ -360,19 +359,18 @@ def set_prepare(kernel: Callable[..., Any], prepare: Prepare) -> None:
     _PREPARERS[kernel] = prepare
 
 
-_concatenate_kernel = lookup(concatenate)
-
-
 def _prepare_opaque(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], tuple[Any, ...]]:
-    batch = tuple(items)  # the custom-space rule: nothing to check, nothing written
+    # The custom-space rule, and that of kinds batched as copies: the batch is a tuple of the items. Nothing
+    # to check, and ``out`` has no fixed-size slots to fill.
+    batch = tuple(items)
     return lambda: batch
 
 
 set_prepare(concatenate.registry[object], _prepare_opaque)
 
 
-# Concatenate kernels whose batch is ``out`` holding one item per row, assign_rows(out, items) when rows_fit:
-# composite kernels write such children themselves.
+# Concatenate kernels whose batch is ``out`` holding one item per row: composite kernels write such children
+# themselves when their items fit as they are.
 _STACK_KERNELS: set[Callable[..., Any]] = set()
 
 
@@ -381,8 +379,8 @@ def stacked_concatenate(prepare_checked: Prepare, name: str) -> Callable[..., An
 
     Items that need no conversion are copied at once (:func:`fill_rows`); the others go through
     ``prepare_checked``, the kind's check phase, which converts what it may and names what it cannot. The
-    kernel is declared a stack (:func:`set_stacks`) with its check phase (:func:`set_prepare`); register it
-    with ``concatenate.register`` for every kind it serves.
+    kernel is declared a stack (:func:`stack_kernels`) with that check phase (:func:`set_prepare`); register
+    it with ``concatenate.register`` for every kind it serves.
 
     Args:
         prepare_checked: ``(space, items, out) -> write``: checks every item and returns the write.
@@ -396,46 +394,21 @@ def stacked_concatenate(prepare_checked: Prepare, name: str) -> Callable[..., An
             return out
         return prepare_checked(space, items, out)()
 
-    def prepare(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], Any]:
-        if rows_fit(items, out, space._shape):
-            return functools.partial(assign_rows, out, items)
-        return prepare_checked(space, items, out)
-
     kernel.__name__ = kernel.__qualname__ = name
-    set_stacks(kernel)
-    set_prepare(kernel, prepare)
+    _STACK_KERNELS.add(kernel)
+    # Composite kernels check items that fit as they are themselves, so the check phase is the checked path.
+    set_prepare(kernel, prepare_checked)
     return kernel
 
 
 def stack_kernels() -> set[Callable[..., Any]]:
-    """The concatenate kernels that fill ``out`` row by row (:func:`assign_rows` when :func:`rows_fit`)."""
+    """The concatenate kernels of array kinds, which fill ``out`` row by row (see :func:`stacked_concatenate`)."""
     return _STACK_KERNELS
-
-
-def set_stacks(kernel: Callable[..., Any]) -> None:
-    """Declare that ``kernel`` fills its ``out`` with :func:`assign_rows` whenever :func:`rows_fit` holds.
-
-    ``rows_fit`` is given the space's ``_shape``: only array spaces (Box, Discrete, MultiBinary,
-    MultiDiscrete) can be declared so.
-    """
-    _STACK_KERNELS.add(kernel)
 
 
 def preparers() -> dict[Callable[..., Any], Prepare]:
     """The check phases of concatenate kernels, by kernel (the registry itself, for composite kernels)."""
     return _PREPARERS
-
-
-def prepare_concatenate(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], Any] | None:
-    """The write of ``concatenate(space, items, out)`` after its checks, or None when its kernel has no check phase.
-
-    Kernels registered with :func:`register_concatenate` (every built-in kind) have one; a kernel registered
-    directly with ``concatenate.register`` does not, and the caller must run it as a whole.
-    """
-    prepare = _PREPARERS.get(_concatenate_kernel(space.__class__))
-    if prepare is None:
-        return None
-    return prepare(space, items, out)
 
 
 def out_array_problem(space: Space[Any], out: Any) -> Exception | None:
@@ -453,19 +426,6 @@ def out_array_problem(space: Space[Any], out: Any) -> Exception | None:
             message(f"concatenate of {space!r} got a read-only out", expected="a writeable array", got=show(out))
         )
     return None
-
-
-def assign_rows(out: np.ndarray[Any, Any], items: Sequence[Any]) -> np.ndarray[Any, Any]:
-    """Copy ``items`` into the rows of ``out`` (checked by :func:`rows_fit`) and return ``out``.
-
-    Example:
-        >>> assign_rows(np.zeros((2, 2), np.int64), [np.array([1, 2]), np.array([3, 4])]).tolist()
-        [[1, 2], [3, 4]]
-    """
-    if items:
-        # One assignment from the list: faster than np.stack (no per-item expand_dims) and than a loop of rows.
-        out[...] = items
-    return out
 
 
 def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
@@ -494,7 +454,8 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> 
                 return False
         if items[0].shape != shape:
             return False
-        # One assignment (see assign_rows). numpy refuses items of unequal shapes (and a read-only out) with a
+        # One assignment from the list: faster than np.stack (no per-item expand_dims) and than a loop of rows.
+        # numpy refuses items of unequal shapes (and a read-only out) with a
         # ValueError before writing anything, so checking the first item's shape is enough here, where nothing
         # else has been written yet.
         out[...] = items
@@ -503,28 +464,11 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> 
     return True
 
 
-def rows_fit(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
-    """Whether :func:`assign_rows` copies ``items`` into the rows of ``out`` as they are, and cannot fail.
-
-    True when ``out`` is a writeable array of shape ``(len(items), *shape)`` and every item is an array (or
-    numpy scalar) of exactly ``out``'s dtype and of shape ``shape``. The check phase of a kernel inside a
-    Dict or Tuple uses it, where the write must not fail: other children may have written already.
-
-    Example:
-        >>> rows_fit([np.zeros(2, np.int64)], np.zeros((1, 2), np.int64), (2,))
-        True
-        >>> rows_fit([np.zeros(2, np.int32)], np.zeros((1, 2), np.int64), (2,))
-        False
-    """
-    if type(out) is not np.ndarray or shape is None or out.shape != (len(items), *shape):
-        return False
-    return out.flags.writeable and items_fit(items, out.dtype, shape)
-
-
 def items_fit(items: Sequence[Any], dtype: np.dtype[Any], shape: tuple[int, ...]) -> bool:
     """Whether every item is an array (or numpy scalar) of exactly ``dtype`` and ``shape``.
 
-    The item check of :func:`rows_fit`, for callers that checked ``out`` already.
+    Then a single assignment copies the items into rows of that dtype and shape, and cannot fail: what a Dict
+    or Tuple checks before writing an array child, since other children may have written already.
 
     Example:
         >>> float64 = np.dtype(np.float64)
@@ -585,14 +529,6 @@ def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: boo
     def batch(space: Space[Any], n: int = 1) -> Space[Any]:
         return tuple_of_copies(Tuple, space, n)
 
-    def batch_differing(spaces: Sequence[Space[Any]]) -> Space[Any]:
-        return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
-
-    def prepare_copies(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], tuple[Any, ...]]:
-        # A batch of such values is a tuple of them; ``out`` has no fixed-size slots to fill.
-        batch = tuple(items)
-        return lambda: batch
-
     def iterate_unbatched(space: Space[Any], items: Any) -> Iterator[Any]:
         raise CustomSpaceError(
             message(
@@ -604,7 +540,7 @@ def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: boo
         )
 
     batch_space.register(kind, batch)
-    batch_differing_spaces.register(kind, batch_differing)
+    batch_differing_spaces.register(kind, _tuple_of_copies)
     iterate.register(kind, iterate_unbatched)
     if concatenate_items:
-        register_concatenate(kind, prepare_copies, name="concatenate_copies")
+        register_concatenate(kind, _prepare_opaque, name="concatenate_copies")
