@@ -304,6 +304,8 @@ import numpy as np
 sys.path.insert(0, {root!r})
 from tests.vector.envs import FaultyEnv, CountdownEnv
 from vecspaces.vector import AsyncVectorEnv
+# A shell's background job starts with SIGINT ignored, and children inherit that: give Ctrl-C its usual meaning.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 """
 
 
