@@ -52,6 +52,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import multiprocessing
+import os
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -130,6 +131,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             step theirs. Faster for cheap envs on small machines (one process fewer competing for the cores),
             with the same results and errors; but those envs share the main process's fate (a crash in one is
             a crash of the main process) and ``*_wait`` timeouts do not cover them. Not with pool mode.
+        pin_workers: pin each worker process to one CPU. None (the default) pins only when there are exactly as
+            many workers as CPUs this process may run on: every CPU gets one worker anyway, and pinning stops
+            the OS from putting two workers on one CPU while another CPU runs only the main process. True
+            pins in turn over the allowed CPUs, False never pins. The main process is never pinned.
 
     Example:
         >>> from vecspaces.envs import TinyEnv
@@ -159,6 +164,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         restart_workers: bool = False,
         spin_seconds: float | None = None,
         main_process_envs: int = 0,
+        pin_workers: bool | None = None,
     ) -> None:
         self.closed = True  # until the workers are up, there is nothing for close() to do
         self.env_fns = list(env_fns)
@@ -179,6 +185,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         _check_worker(worker)
         local = _local_count(main_process_envs, self.num_envs)
         self.num_workers = _worker_count(num_workers, self.num_envs - local)
+        worker_cpus = _worker_cpus(pin_workers, self.num_workers)
         slices = [range(local + s.start, local + s.stop) for s in _split(self.num_envs - local, self.num_workers)]
         self._worker_of = np.repeat(np.arange(-1, self.num_workers), [local] + [len(s) for s in slices])
 
@@ -224,6 +231,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             daemon,
             worker or run_worker,
             DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
+            worker_cpus,
             restart_workers,
             self._on_reply,
         )
@@ -895,6 +903,19 @@ def _worker_count(requested: int | None, num_envs: int) -> int:
     if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
         raise InvalidValueError(message("num_workers is invalid", expected="an int >= 1", got=show(requested)))
     return min(requested, num_envs)
+
+
+def _worker_cpus(pin: bool | None, num_workers: int) -> list[int | None]:
+    """The CPU each worker pins itself to (None: not pinned); see ``pin_workers``."""
+    if pin is not None and not isinstance(pin, bool):
+        raise InvalidTypeError(message("pin_workers is invalid", expected="None, True or False", got=show(pin)))
+    # Pinning needs sched_setaffinity, which Linux has and macOS and Windows do not.
+    if pin is False or not hasattr(os, "sched_getaffinity"):
+        return [None] * num_workers
+    allowed = sorted(os.sched_getaffinity(0))
+    if pin is None and len(allowed) != num_workers:
+        return [None] * num_workers
+    return [allowed[w % len(allowed)] for w in range(num_workers)]
 
 
 def _split(num_envs: int, num_workers: int) -> list[range]:

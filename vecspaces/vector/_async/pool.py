@@ -49,6 +49,7 @@ class WorkerPool:
         daemon: whether the workers are daemonic.
         target: the worker entry point.
         spin_seconds: the longest a wait polls before blocking.
+        cpus: per worker, the CPU it pins itself to (None: not pinned).
         restart: whether a dead worker is restarted (else the pool becomes broken).
         on_reply: called with ``(worker, command, reply)`` each time a worker finishes a command (``reply`` is
             None when the worker had nothing to send).
@@ -64,6 +65,7 @@ class WorkerPool:
         daemon: bool,
         target: Callable[[WorkerConfig], None],
         spin_seconds: float,
+        cpus: list[int | None],
         restart: bool,
         on_reply: Callable[[int, Command, Reply | None], None],
     ) -> None:
@@ -77,6 +79,7 @@ class WorkerPool:
         self.target = target
         self.spin_seconds = spin_seconds
         self.spin = AdaptiveSpin(spin_seconds)
+        self.cpus = cpus
         self.restart = restart
         self.on_reply = on_reply
         self.num_workers = len(slices)
@@ -113,6 +116,7 @@ class WorkerPool:
                 completions=self.completions,
                 connection=child_end,
                 spin_seconds=self.spin_seconds,
+                cpu=self.cpus[w],
             )
             process = self.ctx.Process(
                 target=self.target, args=(config,), name=f"vecspaces-worker-{w}", daemon=self.daemon

@@ -50,6 +50,7 @@ class WorkerConfig:
         completions: released by every worker each time it finishes a command.
         connection: the worker's end of its pipe.
         spin_seconds: the longest the worker polls for the next command before blocking.
+        cpu: the CPU the worker pins itself to, or None to let the OS place it.
     """
 
     worker_index: int
@@ -61,12 +62,17 @@ class WorkerConfig:
     completions: Any
     connection: Any
     spin_seconds: float
+    cpu: int | None = None
 
 
 def run_worker(config: WorkerConfig) -> None:
     """The worker process's entry point."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if config.cpu is not None:
+        # Only a hint: a CPU this process may no longer use (its cpuset changed) leaves the worker unpinned.
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {config.cpu})
     connection = config.connection
     envs: list[Any] = []
     try:
