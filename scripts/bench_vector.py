@@ -88,7 +88,6 @@ BACKENDS: dict[str, Callable[[type, int, dict[str, Any]], Any]] = {
 class Result:
     steps_per_second: float
     peak_rss: int
-    runs: list[float] = field(default_factory=list)
 
 
 def child_pids() -> set[int]:
@@ -201,7 +200,7 @@ def run_scenarios(
         before = psutil.cpu_times()
         measure(contenders, env_class, num_envs, seconds, repeats)
         stolen[name] = stolen_share(before, psutil.cpu_times())
-        results = {c.label: Result(statistics.median(c.runs), c.peak_rss, c.runs) for c in contenders}
+        results = {c.label: Result(statistics.median(c.runs), c.peak_rss) for c in contenders}
         row = {backend: results[backend] for backend in BACKENDS}
         tuned = [label for label in results if label.startswith("tuned")]
         if tuned:

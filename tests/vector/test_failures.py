@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import pickle
 import re
+import struct
 import subprocess
 import sys
 import textwrap
@@ -20,7 +22,9 @@ from tests.vector.envs import CountdownEnv, DictFaultyEnv, FaultyEnv, SpaceEnv, 
 from vecspaces.error import AlreadyPendingCallError, ClosedEnvironmentError, SpaceMismatchError, WorkerDiedError
 from vecspaces.spaces import Box, Discrete
 from vecspaces.vector import AsyncVectorEnv
-from vecspaces.vector._async.protocol import RemoteTraceback
+from vecspaces.vector._async import worker as worker_module
+from vecspaces.vector._async.protocol import Command, RemoteTraceback
+from vecspaces.vector._async.worker import WorkerConfig
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -390,6 +394,52 @@ def test_restart_brings_crashed_workers_back(context: str, fault: str) -> None:
         # The pool keeps stepping: the new env starts from its reset (its fault is due again at step 2).
         obs, rewards, *_ = envs.step(STEP)
         assert obs[:, 0].tolist() == [3, 3, 1] and rewards.tolist() == [1, 1, 1]
+        assert envs.restarts == 1
+
+
+def dies_while_replying(marker: str, how: str, config: WorkerConfig) -> None:
+    """Worker 1, the first time it has a step reply to send: signals completion, then dies before sending the
+    reply (``how="before"``) or halfway through it (``"midway"``). ``marker`` (a file) records that it did."""
+    original = worker_module._Worker.finish
+
+    def finish(self: Any, reply: Any, command: Command, arguments: Any) -> None:
+        if command is not Command.STEP or not reply or config.worker_index != 1 or os.path.exists(marker):
+            original(self, reply, command, arguments)
+            return
+        open(marker, "w").close()
+        payload = pickle.dumps(reply)
+        self.control.has_reply[self.index] = 1
+        self.control.finished[self.index] = 1
+        config.completions.release()
+        if how == "midway":  # the message's length header (multiprocessing's framing) and half its bytes
+            os.write(config.connection.fileno(), struct.pack("!i", len(payload)) + payload[: len(payload) // 2])
+        os._exit(3)
+
+    worker_module._Worker.finish = finish  # type: ignore[method-assign]
+    worker_module.run_worker(config)
+
+
+@pytest.mark.parametrize("how", ["before", "midway"])
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_worker_dying_while_sending_its_reply(context: str, tmp_path: Any, how: str, restart: bool) -> None:
+    worker = functools.partial(dies_while_replying, str(tmp_path / "died"), how)
+    fns = [functools.partial(CountdownEnv, 100)] * 3
+    with AsyncVectorEnv(fns, context=context, num_workers=2, worker=worker, restart_workers=restart) as envs:
+        envs.reset(seed=0)
+        if not restart:
+            death = r"worker 1 \(pid \d+, envs 2\) exited with code 3 during sending its reply"
+            with pytest.raises(WorkerDiedError, match=death):
+                envs.step(STEP)
+            with pytest.raises(WorkerDiedError):
+                envs.step(STEP)
+            return
+        obs, _, _, truncations, infos = envs.step(STEP)
+        assert obs[:, 0].tolist() == [1, 1, 0] and truncations.tolist() == [False, False, True]
+        assert infos["_worker_restarted"].tolist() == [False, False, True]
+        # Every count of the dead worker's step is accounted for: the next steps wait for every worker.
+        for expected in ([2, 2, 1], [3, 3, 2]):
+            obs, *_ = envs.step(STEP)
+            assert obs[:, 0].tolist() == expected
         assert envs.restarts == 1
 
 

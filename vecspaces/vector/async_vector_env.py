@@ -545,7 +545,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         ids = self._check_env_ids(env_ids)
         messages = self._write_actions(actions, ids)
         if self._lender is not None and not self._in_flight:
-            self._lender.own_buffer()  # pool mode reads and writes only the pool's own buffer
+            self._lender.use_own_buffer()  # pool mode reads and writes only the pool's own buffer
             self._control.generation[0] = 0
         by_worker: dict[int, list[int]] = {}
         for i in ids:
@@ -652,14 +652,6 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         return self.timeout if timeout is None else timeout
 
     def _check_can_start(self, call: str) -> None:
-        if (
-            self._call is None
-            and not self.closed
-            and self._pool.broken is None
-            and not self._in_flight
-            and not self._ready
-        ):
-            return
         if self.closed:
             raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
         if self._pool.broken is not None:

@@ -92,11 +92,10 @@ class ObservationLender:
                     target[rows] = source[rows]
         self.current = self.pending
 
-    def own_buffer(self) -> SharedBatch:
-        """Make the pool's own buffer current (pool mode uses only it) and return it."""
+    def use_own_buffer(self) -> None:
+        """Make the pool's own buffer current (pool mode uses only it)."""
         self.pending = OWN
         self.settle(range(self.batches[OWN].n))
-        return self.batches[OWN]
 
     def result(self, variable: list[Any] | None = None) -> Any:
         """The caller's batch, read from the current buffer: lent and copied (``copy=True``) or views.
