@@ -134,7 +134,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         pin_workers: pin each worker process to one CPU. None (the default) pins only when there are exactly as
             many workers as CPUs this process may run on: every CPU gets one worker anyway, and pinning stops
             the OS from putting two workers on one CPU while another CPU runs only the main process. True
-            pins in turn over the allowed CPUs, False never pins. The main process is never pinned.
+            pins in turn over the allowed CPUs, False never pins. The main process is never pinned. Linux only
+            (elsewhere workers are not pinned).
 
     Example:
         >>> from vecspaces.envs import TinyEnv
