@@ -455,9 +455,8 @@ def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> 
         if items[0].shape != shape:
             return False
         # One assignment from the list: faster than np.stack (no per-item expand_dims) and than a loop of rows.
-        # numpy refuses items of unequal shapes (and a read-only out) with a
-        # ValueError before writing anything, so checking the first item's shape is enough here, where nothing
-        # else has been written yet.
+        # numpy refuses items of unequal shapes (and a read-only out) with a ValueError before writing anything,
+        # so checking the first item's shape is enough here, where nothing else has been written yet.
         out[...] = items
     except (AttributeError, ValueError):  # an item that is not an array, items of unequal shapes, read-only out
         return False

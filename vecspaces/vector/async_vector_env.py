@@ -354,11 +354,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         view = self._plain_action_view
         if (
             view is not None
-            and self._call is None
-            and not self._in_flight
-            and not self._ready
-            and not self.closed
-            and self._pool.broken is None
+            and self._can_start()
             and type(actions) is np.ndarray
             and actions.shape == view.shape
             and actions.dtype == view.dtype
@@ -375,31 +371,20 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         ``step_wait`` takes over the pending step.
         """
         view[...] = actions
-        lender = self._lender
-        assert lender is not None  # observations are shared for a plain step
-        if lender.spares:
-            self._control.generation[0] = lender.choose()
-        self._replies = {}
-        self._call = Command.STEP
-        pool = self._pool
-        pool.dispatch_all(Command.STEP)
+        self._choose_observation_buffer()
+        self._start(Command.STEP, {})
         started = time.monotonic()
-        if not pool.collect_quietly(self.timeout):
+        if not self._pool.collect_quietly(self.timeout):
             # The default timeout bounds the whole wait, this part of it included.
             return self.step_wait(
                 None if self.timeout is None else max(0.0, self.timeout - (time.monotonic() - started))
             )
         self._call = None
+        lender = self._lender
+        assert lender is not None  # observations are shared for a plain step
         if lender.spares:
             lender.settle(())
-        control = self._control
-        return (
-            lender.result(None),
-            control.rewards.copy(),
-            control.terminations.copy(),
-            control.truncations.copy(),
-            {},
-        )
+        return self._step_result(lender.result(None), {})
 
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
@@ -415,15 +400,12 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.STEP, "step_wait", timeout)
-        infos = self._gather_infos(replies) if replies else {}
+        return self._step_result(self._observations(), self._gather_infos(replies) if replies else {})
+
+    def _step_result(self, observations: Any, infos: dict[str, Any]) -> StepResult:
+        """A step's five results; the rewards and flags are copied out of shared memory."""
         control = self._control
-        return (
-            self._observations(),
-            control.rewards.copy(),
-            control.terminations.copy(),
-            control.truncations.copy(),
-            infos,
-        )
+        return observations, control.rewards.copy(), control.terminations.copy(), control.truncations.copy(), infos
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env; plain attributes are returned. One result per env."""
@@ -652,7 +634,18 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
 
+    def _can_start(self) -> bool:
+        """Whether a new call may start: open, not broken, no call pending and no env in pool mode."""
+        return (
+            not self.closed
+            and self._pool.broken is None
+            and self._call is None
+            and not self._in_flight
+            and not self._ready
+        )
+
     def _check_can_start(self, call: str) -> None:
+        """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`)."""
         if self.closed:
             raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
         if self._pool.broken is not None:
