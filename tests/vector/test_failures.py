@@ -18,10 +18,19 @@ import numpy as np
 import psutil
 import pytest
 
-from tests.vector.envs import CountdownEnv, DictFaultyEnv, FaultyEnv, SpaceEnv, TwoArgumentError, failing_factory
+from tests.vector.envs import (
+    CountdownEnv,
+    DictFaultyEnv,
+    FaultyEnv,
+    FrameEnv,
+    SpaceEnv,
+    TwoArgumentError,
+    failing_factory,
+)
 from vecspaces.error import AlreadyPendingCallError, ClosedEnvironmentError, SpaceMismatchError, WorkerDiedError
 from vecspaces.spaces import Box, Discrete
 from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async import pool as pool_module
 from vecspaces.vector._async import worker as worker_module
 from vecspaces.vector._async.protocol import Command, RemoteTraceback
 from vecspaces.vector._async.worker import WorkerConfig
@@ -60,6 +69,7 @@ def _running(pid: int) -> bool:
 
 
 STEP = np.array([1, 1, 1])
+SLICE = pool_module.WAIT_SLICE_SECONDS
 
 
 @pytest.mark.parametrize(
@@ -441,6 +451,52 @@ def test_a_worker_dying_while_sending_its_reply(context: str, tmp_path: Any, how
             obs, *_ = envs.step(STEP)
             assert obs[:, 0].tolist() == expected
         assert envs.restarts == 1
+
+
+def counts_late(config: WorkerConfig) -> None:
+    """Worker 1 sets its finished flag well after its step starts, and releases its completion count later still.
+
+    A real worker preempted between flag and count does the same, only rarely and briefly. Here the main
+    process gives up polling for counts at its second wait slice (``SLICE`` after the first), then finds the
+    flag and returns the step; the count arrives in the next step's first wait slice, where it must not pass
+    for a completion of that step (worker 1 has not even started it).
+    """
+    if config.worker_index == 1:
+        handle, finish = worker_module.EnvSlice.handle, worker_module._Worker.finish
+
+        def slow_handle(self: Any, command: Command, arguments: Any) -> Any:
+            if command is Command.STEP:
+                time.sleep(1.4 * SLICE)
+            return handle(self, command, arguments)
+
+        def finish_with_late_count(self: Any, reply: Any, command: Command, arguments: Any) -> None:
+            if command is not Command.STEP:
+                finish(self, reply, command, arguments)
+                return
+            self.control.has_reply[self.index] = reply is not None
+            self.control.finished[self.index] = 1
+            time.sleep(SLICE)
+            config.completions.release()
+            if reply is not None:
+                self.connection.send_bytes(pickle.dumps(reply))
+
+        worker_module.EnvSlice.handle = slow_handle  # type: ignore[method-assign]
+        worker_module._Worker.finish = finish_with_late_count  # type: ignore[method-assign]
+    worker_module.run_worker(config)
+
+
+@pytest.mark.parametrize("with_infos", [False, True], ids=["plain_step", "step_with_infos"])
+def test_a_completion_count_arriving_after_its_step_returned_is_not_taken_for_the_next_step(
+    context: str, with_infos: bool
+) -> None:
+    env_fn = functools.partial(CountdownEnv, 100) if with_infos else FrameEnv
+    with AsyncVectorEnv([env_fn] * 3, context=context, num_workers=2, worker=counts_late) as envs:
+        envs.reset(seed=0)
+        for t in range(1, 5):
+            obs, _, _, _, infos = envs.step(STEP)
+            counts = obs[:, 0] if with_infos else obs["count"]
+            assert counts.tolist() == [t, t, t]  # env 2 would still be at t - 1 had the step ended early
+            assert ("count" in infos) == with_infos
 
 
 def test_workers_exit_by_themselves_when_the_main_process_is_killed(context: str) -> None:
