@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from vecspaces.vector._async.waiting import AdaptiveSpin
+import threading
+import time
+
+from vecspaces.vector._async.waiting import AdaptiveSpin, acquire, poll
 
 
 def test_polls_until_waits_are_measured() -> None:
@@ -39,3 +42,36 @@ def test_a_zero_limit_never_polls() -> None:
     assert spin.budget() == 0.0
     spin.record(1e-6)
     assert spin.budget() == 0.0
+
+
+def test_poll_takes_what_is_there_even_past_its_deadline() -> None:
+    semaphore = threading.Semaphore(1)
+    assert poll(semaphore, until=0.0)
+    assert not semaphore.acquire(blocking=False)
+
+
+def test_poll_gives_up_at_its_deadline_without_taking_anything() -> None:
+    semaphore = threading.Semaphore(0)
+    assert not poll(semaphore, until=time.perf_counter() + 0.01)
+    semaphore.release()
+    assert semaphore.acquire(blocking=False)
+
+
+def test_poll_takes_a_release_that_comes_while_it_polls() -> None:
+    semaphore = threading.Semaphore(0)
+    releaser = threading.Timer(0.01, semaphore.release)
+    releaser.start()
+    assert poll(semaphore, until=time.perf_counter() + 10.0)
+    releaser.join()
+
+
+def test_acquire_blocks_in_slices_and_checks_between_them() -> None:
+    semaphore, slices = threading.Semaphore(0), []
+
+    def on_slice() -> None:
+        slices.append(1)
+        if len(slices) == 3:
+            semaphore.release()
+
+    acquire(semaphore, AdaptiveSpin(0.0), 0.001, on_slice)
+    assert len(slices) == 3

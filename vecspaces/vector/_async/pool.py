@@ -14,7 +14,6 @@ noticed promptly instead of hanging the pool.
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
 import signal
 import time
@@ -27,7 +26,7 @@ import psutil
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
 from vecspaces.vector._async.protocol import Command, Reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.waiting import AdaptiveSpin
+from vecspaces.vector._async.waiting import AdaptiveSpin, poll
 from vecspaces.vector._async.worker import WorkerConfig
 from vecspaces.vector.vector_env import AutoresetMode
 
@@ -218,6 +217,7 @@ class WorkerPool:
     def dispatch_all(self, command: Command) -> None:
         """Give every worker ``command`` without arguments (they must all be idle)."""
         self.control.commands[:] = command
+        self._payloads.clear()  # a restart redoes the command without arguments, not with an older command's
         self.busy = dict.fromkeys(self.all_workers, command)
         for ready in self.command_ready:
             ready.release()
@@ -300,14 +300,11 @@ class WorkerPool:
         taken = 0
         spin_until = started + self.spin.budget()
         while taken < wanted:
-            if completions.acquire(False):
+            if poll(completions, spin_until):
                 taken += 1
                 continue
-            now = time.perf_counter()
-            if now < spin_until:
-                os.sched_yield()
-                continue
-            left = WAIT_SLICE_SECONDS if timeout is None else min(WAIT_SLICE_SECONDS, timeout - (now - started))
+            elapsed = time.perf_counter() - started
+            left = WAIT_SLICE_SECONDS if timeout is None else min(WAIT_SLICE_SECONDS, timeout - elapsed)
             if left > 0 and completions.acquire(timeout=left):
                 taken += 1
                 continue
@@ -354,10 +351,8 @@ class WorkerPool:
                 self._owed = 0  # the worker died between flag and release; a stray count is harmless
                 break
             self._owed -= 1
-        while time.perf_counter() < spin_until:
-            if self.completions.acquire(False):
-                return
-            os.sched_yield()
+        if poll(self.completions, spin_until):
+            return
         while True:
             wait = WAIT_SLICE_SECONDS
             if deadline is not None:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["AdaptiveSpin", "acquire"]
+__all__ = ["AdaptiveSpin", "acquire", "poll"]
 
 
 class AdaptiveSpin:
@@ -50,20 +50,25 @@ class AdaptiveSpin:
         self.typical += 0.2 * (min(waited, 2.0 * self.max_spin) - self.typical)
 
 
+def poll(semaphore: Any, until: float) -> bool:
+    """Try to take ``semaphore`` without blocking until ``time.perf_counter()`` reaches ``until``.
+
+    Tries at least once, and yields the CPU between tries. Returns whether it was taken.
+    """
+    while not semaphore.acquire(False):
+        if time.perf_counter() >= until:
+            return False
+        os.sched_yield()
+    return True
+
+
 def acquire(semaphore: Any, spin: AdaptiveSpin, slice_seconds: float, on_slice: Callable[[], None]) -> None:
     """Acquire ``semaphore``: poll for ``spin.budget()``, then block in slices, calling ``on_slice`` after each.
 
     ``on_slice`` checks whatever could make the wait endless (a dead process) and raises or returns.
     """
     start = time.perf_counter()
-    if not semaphore.acquire(False):
-        deadline = start + spin.budget()
-        while True:
-            if time.perf_counter() >= deadline:
-                while not semaphore.acquire(timeout=slice_seconds):
-                    on_slice()
-                break
-            os.sched_yield()
-            if semaphore.acquire(False):
-                break
+    if not poll(semaphore, start + spin.budget()):
+        while not semaphore.acquire(timeout=slice_seconds):
+            on_slice()
     spin.record(time.perf_counter() - start)
