@@ -114,11 +114,9 @@ def batch_space(space: Space[Any], n: int = 1) -> Space[Any]:
         >>> batch_space(Discrete(5), n=3)
         MultiDiscrete([5 5 5])
     """
-    from vecspaces.spaces.tuple import Tuple
-
     if not isinstance(space, Space):
         raise not_a_space("batch_space", space)
-    return tuple_of_copies(Tuple, space, n)
+    return tuple_of_copies(space, n)
 
 
 @singledispatch
@@ -145,10 +143,10 @@ def batch_differing_spaces(spaces: Sequence[Space[Any]]) -> Space[Any]:
         MultiDiscrete([2 3], start=[0 1])
     """
     # What a kind with no registered implementation gets: the custom-space rule.
-    return _tuple_of_copies(spaces)
+    return _tuple_of_differing_copies(spaces)
 
 
-def _tuple_of_copies(spaces: Sequence[Space[Any]]) -> Space[Any]:
+def _tuple_of_differing_copies(spaces: Sequence[Space[Any]]) -> Space[Any]:
     """A Tuple of copies of ``spaces``: the batch of custom spaces, and of kinds whose values vary in size."""
     from vecspaces.spaces.tuple import Tuple
 
@@ -498,15 +496,17 @@ def check_batch_size(operation: str, n: object, *, minimum: int = 1) -> int:
     return int(n)
 
 
-def tuple_of_copies(tuple_type: Any, space: Space[Any], n: int) -> Space[Any]:
+def tuple_of_copies(space: Space[Any], n: int = 1) -> Space[Any]:
     """Batch ``space`` as a Tuple of ``n`` copies, each with its own seed drawn from ``space``'s generator.
 
     The draw uses a copy of the generator, so ``space`` itself is not advanced. Seeds are drawn from
     ``[0, 2**63 - 1)``, not Gymnasium's ``[0, 10**8)``: see the module docstring.
     """
+    from vecspaces.spaces.tuple import Tuple
+
     n = check_batch_size("batch_space", n)
     rng = deepcopy(space.np_random)
-    batched = tuple_type([deepcopy(space) for _ in range(n)], seed=deepcopy(space.np_random))
+    batched = Tuple([deepcopy(space) for _ in range(n)], seed=deepcopy(space.np_random))
     for copy, seed in zip(batched, rng.integers(0, 2**63 - 1, size=n), strict=True):
         copy.seed(int(seed))
     return batched
@@ -521,12 +521,8 @@ def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: boo
     Tuple is what to iterate.
     """
     from vecspaces._ops.support import reason
-    from vecspaces.spaces.tuple import Tuple
 
     name = kind.__name__
-
-    def batch(space: Space[Any], n: int = 1) -> Space[Any]:
-        return tuple_of_copies(Tuple, space, n)
 
     def iterate_unbatched(space: Space[Any], items: Any) -> Iterator[Any]:
         raise CustomSpaceError(
@@ -538,8 +534,8 @@ def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: boo
             )
         )
 
-    batch_space.register(kind, batch)
-    batch_differing_spaces.register(kind, _tuple_of_copies)
+    batch_space.register(kind, tuple_of_copies)
+    batch_differing_spaces.register(kind, _tuple_of_differing_copies)
     iterate.register(kind, iterate_unbatched)
     if concatenate_items:
         register_concatenate(kind, _prepare_opaque, name="concatenate_copies")
