@@ -1,4 +1,4 @@
-"""copy=True without copies: large observation leaves are lent from spare shared buffers (see _async.lending)."""
+"""copy=True without copies: observation arrays are lent from spare shared buffers (see _async.lending)."""
 
 from __future__ import annotations
 
@@ -49,20 +49,54 @@ def test_batches_the_caller_holds_are_never_overwritten(context: str) -> None:
             assert obs["count"].tolist() == [step] * NUM_ENVS
 
 
-def test_large_leaves_are_lent_and_small_leaves_copied() -> None:
+def test_every_array_leaf_is_lent_from_a_spare_buffer() -> None:
     with frame_pool() as envs:
         obs, _ = envs.reset(seed=0)
         own_buffer = envs._memory.observations[0]  # type: ignore[index]
-        assert not obs["frame"].flags.owndata  # lent: a view of a spare shared buffer
-        assert not any(np.shares_memory(obs["frame"], view) for view in own_buffer.batch_views)
-        assert obs["count"].flags.owndata  # small: copied
+        for leaf in (obs["frame"], obs["count"]):
+            assert not leaf.flags.owndata  # lent: an array over a spare shared buffer
+            assert not any(np.shares_memory(leaf, view) for view in own_buffer.batch_views)
 
 
 def test_released_buffers_are_reused() -> None:
     with frame_pool() as envs:
         envs.reset(seed=0)
-        addresses = {address(envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]["frame"]) for _ in range(20)}
-    assert len(addresses) == 1  # each batch is dropped before the next step: the same spare buffer again
+        lent = {id(envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]["count"]) for _ in range(20)}
+    assert len(lent) == 1  # each batch is dropped before the next step: the same spare buffer's arrays again
+
+
+# Ways a caller keeps a lent batch's memory after dropping what step() returned.
+HOLDERS = {
+    "the dict": lambda obs: obs,
+    "a leaf": lambda obs: obs["count"],
+    "a reshape": lambda obs: obs["frame"].reshape(-1),
+    "a view of a view": lambda obs: obs["frame"][1:][0],
+    "a memoryview": lambda obs: memoryview(obs["frame"]),
+    "np.frombuffer": lambda obs: np.frombuffer(obs["count"], dtype=np.uint8),
+    "a dtype view": lambda obs: obs["count"].view(np.uint8),
+}
+
+
+def snapshot(held: Any) -> Any:
+    """A copy of what ``held`` shows now."""
+    if isinstance(held, dict):
+        return {key: np.array(value) for key, value in held.items()}
+    return np.array(held)
+
+
+@pytest.mark.parametrize("hold", HOLDERS.values(), ids=HOLDERS.keys())
+def test_whatever_still_reaches_a_lent_array_keeps_its_buffer_lent(hold: Any) -> None:
+    with frame_pool() as envs:
+        envs.reset(seed=0)
+        held = hold(envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0])
+        before = snapshot(held)
+        for _ in range(SPARE_BUFFERS + 2):  # each step's batch is dropped at once
+            envs.step(np.zeros(NUM_ENVS, dtype=np.int64))
+        after = snapshot(held)
+    if isinstance(before, dict):
+        assert all((before[key] == after[key]).all() for key in before)
+    else:
+        assert (before == after).all()
 
 
 def test_a_slice_of_a_lent_array_keeps_its_buffer_lent() -> None:

@@ -19,8 +19,8 @@ Data flow of one ``step``::
       reads the replies of workers with has_reply
       returns [shared: obs]: views (copy=False), or lent from a spare buffer / copied (copy=True), and infos
 
-With ``copy=True``, large observation leaves are not copied: each step writes one of a few spare observation
-buffers and lends it to the caller until the caller drops it (see ``vecspaces.vector._async.lending``).
+With ``copy=True``, observation arrays are not copied: each step writes one of a few spare observation buffers
+and lends it to the caller until the caller drops it (see ``vecspaces.vector._async.lending``).
 
 Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils.layout``):
 observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
