@@ -224,7 +224,7 @@ class EnvSlice:
         """Step the envs whose ``stepping`` flag is set (pool mode), clearing the flags."""
         stepping = self.stepping
         positions = [position for position in self.positions if stepping[position]]
-        stepping[:] = 0
+        stepping.fill(0)
         return self._step(piped_actions, positions)
 
     def _step(self, piped_actions: dict[int, Any] | None, positions: Iterable[int]) -> Reply | None:
