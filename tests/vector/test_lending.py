@@ -10,6 +10,7 @@ import pytest
 
 from tests.vector.envs import FrameEnv
 from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async import lending
 from vecspaces.vector._async.lending import SPARE_BUFFERS
 
 pytestmark = pytest.mark.timeout(60)
@@ -162,3 +163,14 @@ def test_copy_false_returns_views_of_one_buffer() -> None:
         assert np.shares_memory(first["frame"], second["frame"])
         assert first["count"].tolist() == [1] * NUM_ENVS  # overwritten by the step, as documented
         assert len(envs._memory.observations) == 1  # type: ignore[arg-type]
+
+
+def test_without_reference_counts_batches_are_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on an interpreter without sys.getrefcount (PyPy): no spare buffers, fresh arrays every step.
+    monkeypatch.setattr(lending, "CAN_LEND", False)
+    with frame_pool() as envs:
+        first = envs.reset(seed=0)[0]
+        second = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]
+        assert len(envs._memory.observations) == 1  # type: ignore[arg-type]
+        assert first["frame"].flags.owndata and second["count"].flags.owndata
+        assert frame_values(first) == expected_values([0] * NUM_ENVS)

@@ -34,11 +34,13 @@ __all__ = ["SPARE_BUFFERS", "ObservationLender", "buffers_needed", "copied"]
 SPARE_BUFFERS = 3
 # The pool's own buffer: written by copy=False steps, pool mode and steps when no spare buffer is free.
 OWN = 0
+# Lending needs reference counts; an interpreter without them (PyPy) copies every batch instead.
+CAN_LEND = hasattr(sys, "getrefcount")
 
 
 def buffers_needed(layout: SharedLayout, copy: bool) -> int:
     """How many observation buffers a pool with this layout allocates: its own, plus spares to lend."""
-    lendable = copy and any(isinstance(leaf.node, ArrayLeaf) for leaf in layout._fixed)
+    lendable = CAN_LEND and copy and any(isinstance(leaf.node, ArrayLeaf) for leaf in layout._fixed)
     return 1 + SPARE_BUFFERS if lendable else 1
 
 
