@@ -9,8 +9,9 @@ buffers until the caller lets go of it.
 
 Knowing when the caller lets go: a spare buffer has one array per array leaf, made once over the shared
 memory and returned by every step that lends the buffer. numpy makes such an array the base of every view
-derived from it (slices, reshapes, ``np.frombuffer``, ``torch.from_numpy``...), so its reference count says
-whether anything besides the lender still uses it. A buffer is written again only when none of its arrays is
+derived from it (slices, reshapes, ``np.frombuffer``...), and consumers such as ``memoryview`` or
+``torch.from_numpy`` keep a reference to it, so its reference count says whether anything besides the lender
+still uses it. A buffer is written again only when none of its arrays is
 used elsewhere; when the caller holds on to every spare buffer, the step writes the pool's own buffer and
 copies, as without lending. Handing out the same arrays again also makes lending cheaper than copying even
 the smallest leaf.
