@@ -11,7 +11,6 @@ import pytest
 from tests.vector.envs import FrameEnv
 from vecspaces.vector import AsyncVectorEnv
 from vecspaces.vector._async import lending
-from vecspaces.vector._async.lending import SPARE_BUFFERS
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -43,7 +42,7 @@ def test_batches_the_caller_holds_are_never_overwritten(context: str) -> None:
     # Holding more batches than there are spare buffers exercises the fallback (write the own buffer, copy).
     with frame_pool(context=context) as envs:
         held = [envs.reset(seed=0)[0]]
-        for _ in range(SPARE_BUFFERS + 3):
+        for _ in range(lending.SPARE_BUFFERS + 3):
             held.append(envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0])
         for step, obs in enumerate(held):
             assert frame_values(obs) == expected_values([step] * NUM_ENVS)
@@ -91,7 +90,7 @@ def test_whatever_still_reaches_a_lent_array_keeps_its_buffer_lent(hold: Any) ->
         envs.reset(seed=0)
         held = hold(envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0])
         before = snapshot(held)
-        for _ in range(SPARE_BUFFERS + 2):  # each step's batch is dropped at once
+        for _ in range(lending.SPARE_BUFFERS + 2):  # each step's batch is dropped at once
             envs.step(np.zeros(NUM_ENVS, dtype=np.int64))
         after = snapshot(held)
     if isinstance(before, dict):

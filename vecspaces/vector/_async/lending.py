@@ -11,10 +11,9 @@ Knowing when the caller lets go: a spare buffer has one array per array leaf, ma
 memory and returned by every step that lends the buffer. numpy makes such an array the base of every view
 derived from it (slices, reshapes, ``np.frombuffer``...), and consumers such as ``memoryview`` or
 ``torch.from_numpy`` keep a reference to it, so its reference count says whether anything besides the lender
-still uses it. A buffer is written again only when none of its arrays is
-used elsewhere; when the caller holds on to every spare buffer, the step writes the pool's own buffer and
-copies, as without lending. Handing out the same arrays again also makes lending cheaper than copying even
-the smallest leaf.
+still uses it. A buffer is written again only when none of its arrays is used elsewhere; when the caller holds
+on to every spare buffer, the step writes the pool's own buffer and copies, as without lending. Handing out the
+same arrays again also makes lending cheaper than copying even the smallest leaf.
 """
 
 from __future__ import annotations
