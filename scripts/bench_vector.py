@@ -145,7 +145,8 @@ def plain_loop(env_class: type, seconds: float, results: Any) -> None:
     action = env.action_space.sample()
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        if env.step(action)[3]:
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
             env.reset()
         steps += 1
     results.put(steps / (time.perf_counter() - start))
