@@ -40,7 +40,7 @@ CAN_LEND = hasattr(sys, "getrefcount")
 
 def buffers_needed(layout: SharedLayout, copy: bool) -> int:
     """How many observation buffers a pool with this layout allocates: its own, plus spares to lend."""
-    lendable = CAN_LEND and copy and any(isinstance(leaf.node, ArrayLeaf) for leaf in layout._fixed)
+    lendable = CAN_LEND and copy and any(isinstance(node, ArrayLeaf) for node in layout.nodes)
     return 1 + SPARE_BUFFERS if lendable else 1
 
 
