@@ -45,6 +45,8 @@ SCENARIOS: dict[str, tuple[type, int]] = {
     "dict": (DictEnv, 8),
     "cpu": (CpuEnv, 4),
 }
+# How long each round times each CPU alone (see cpu_chunk_times).
+CALIBRATION_SECONDS = 0.05
 SHORT_NAMES = {"num_workers": "workers", "main_process_envs": "main_envs"}
 # "half" stands for half of the scenario's envs (the main process steps them, one worker the rest).
 TUNINGS: list[dict[str, Any]] = [
@@ -172,19 +174,68 @@ def machine_rate(env_class: type, seconds: float) -> float:
     return sum(rates)
 
 
+def calibration_chunk() -> int:
+    """A fixed piece of pure-Python work (35-55 us on the VM of the README, depending on its host's load)."""
+    total = 0
+    for i in range(1000):
+        total += i * i
+    return total
+
+
+def cpu_chunk_times(seconds: float) -> dict[int, float]:
+    """Per CPU this process may use, the median time of :func:`calibration_chunk` run there alone for ``seconds``.
+
+    A VM's CPU can run the same code markedly slower for seconds at a time when its host gives the physical
+    core to other work (another guest on the core's second hyperthread, say), and steal time does not show
+    that. A lockstep of workers waits for the slowest CPU. Empty where CPU affinity is not available.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return {}
+    allowed = os.sched_getaffinity(0)
+    times: dict[int, float] = {}
+    try:
+        for cpu in sorted(allowed):
+            os.sched_setaffinity(0, {cpu})
+            chunks, end = [], time.perf_counter() + seconds
+            while (start := time.perf_counter()) < end:
+                calibration_chunk()
+                chunks.append(time.perf_counter() - start)
+            times[cpu] = statistics.median(chunks)
+    finally:
+        os.sched_setaffinity(0, allowed)
+    return times
+
+
+@dataclass
+class Conditions:
+    """What the machine was like while a scenario ran: nothing in it is any vector env's doing.
+
+    Attributes:
+        stolen: the share of CPU time the hypervisor took (None where the OS does not say).
+        machine_runs: the rates of :func:`machine_rate` (cpu only), one per round.
+        chunk_times: per CPU, the :func:`cpu_chunk_times` of every round.
+    """
+
+    stolen: float | None = None
+    machine_runs: list[float] = field(default_factory=list)
+    chunk_times: dict[int, list[float]] = field(default_factory=dict)
+
+
 def measure(
     contenders: list[Contender],
     env_class: type,
     num_envs: int,
     seconds: float,
     repeats: int,
-    machine_runs: list[float] | None = None,
+    conditions: Conditions,
+    plain_loops: bool = False,
 ) -> None:
-    """Fill each contender's runs and peak memory, and ``machine_runs`` (if given) with :func:`machine_rate`.
+    """Fill each contender's runs and peak memory, and ``conditions`` but for ``stolen``.
 
     Memory: each contender alone (its workers and the main process), one at a time. Speed: every contender is
     kept open and their runs are interleaved round by round, so a slow spell of a shared machine lands on
-    all of them alike instead of on whichever ran then; the machine's own rate is measured in the same rounds.
+    all of them alike instead of on whichever ran then. Each round also times the CPUs, and with
+    ``plain_loops`` the machine's own rate (:func:`machine_rate`).
     """
     for contender in contenders:
         others = child_pids()  # e.g. the workers of a closed vector env that have not exited yet
@@ -201,8 +252,10 @@ def measure(
         for _ in range(repeats):
             for contender, envs, actions in opened:
                 contender.runs.append(timed_run(envs, actions, num_envs, seconds))
-            if machine_runs is not None:
-                machine_runs.append(machine_rate(env_class, seconds))
+            for cpu, chunk_time in cpu_chunk_times(CALIBRATION_SECONDS).items():
+                conditions.chunk_times.setdefault(cpu, []).append(chunk_time)
+            if plain_loops:
+                conditions.machine_runs.append(machine_rate(env_class, seconds))
     finally:
         for _, envs, _ in opened:
             envs.close()
@@ -228,15 +281,10 @@ def progress(text: str) -> None:
 
 def run_scenarios(
     names: list[str], seconds: float, repeats: int, tune: bool
-) -> tuple[dict[str, dict[str, Result]], dict[str, float | None], dict[str, float]]:
-    """Measure the scenarios.
-
-    Returns:
-        Their results, the share of CPU time stolen while each ran, and for ``cpu`` the machine's own rate.
-    """
+) -> tuple[dict[str, dict[str, Result]], dict[str, Conditions]]:
+    """Measure the scenarios; return their results and the machine's conditions while each ran."""
     table: dict[str, dict[str, Result]] = {}
-    stolen: dict[str, float | None] = {}
-    machine: dict[str, float] = {}
+    conditions: dict[str, Conditions] = {}
     for name in names:
         env_class, num_envs = SCENARIOS[name]
         contenders = [Contender(backend, backend) for backend in BACKENDS]
@@ -246,12 +294,10 @@ def run_scenarios(
                 settings = {key: num_envs // 2 if value == "half" else value for key, value in tuning.items()}
                 contenders.append(Contender(f"tuned ({label})", "vecspaces", settings))
         progress(f"{name}: {len(contenders)} vector envs, {repeats} interleaved rounds of {seconds} s")
-        machine_runs: list[float] | None = [] if name == "cpu" else None
+        conditions[name] = Conditions()
         before = psutil.cpu_times()
-        measure(contenders, env_class, num_envs, seconds, repeats, machine_runs)
-        stolen[name] = stolen_share(before, psutil.cpu_times())
-        if machine_runs:
-            machine[name] = statistics.median(machine_runs)
+        measure(contenders, env_class, num_envs, seconds, repeats, conditions[name], plain_loops=name == "cpu")
+        conditions[name].stolen = stolen_share(before, psutil.cpu_times())
         results = {c.label: Result(statistics.median(c.runs), c.peak_rss) for c in contenders}
         row = {backend: results[backend] for backend in BACKENDS}
         tuned = [label for label in results if label.startswith("tuned")]
@@ -259,7 +305,7 @@ def run_scenarios(
             best = max(tuned, key=lambda label: results[label].steps_per_second)
             row[best] = results[best]
         table[name] = row
-    return table, stolen, machine
+    return table, conditions
 
 
 def sweep_rate(backend: str, env_class: type, num_envs: int, seconds: float) -> float:
@@ -271,9 +317,9 @@ def sweep_rate(backend: str, env_class: type, num_envs: int, seconds: float) -> 
         envs.close()
 
 
-def print_table(
-    table: dict[str, dict[str, Result]], stolen: dict[str, float | None], machine: dict[str, float]
-) -> None:
+def print_table(table: dict[str, dict[str, Result]], conditions: dict[str, Conditions]) -> None:
+    # The CPUs are alike: the quickest round of any of them in this run is what each does at full speed.
+    fastest = min((t for c in conditions.values() for times in c.chunk_times.values() for t in times), default=None)
     cores = psutil.cpu_count(logical=False), psutil.cpu_count()
     print(
         f"\nmachine: {platform.processor() or platform.machine()}, {cores[0]} physical / {cores[1]} logical cores, "
@@ -293,19 +339,23 @@ def print_table(
                 f"{name:<8} {backend:<48} {rate:>10,.0f} {rate / gym_async:>12.2f}x {rate / gym_sync:>11.2f}x "
                 f"{result.peak_rss / 2**20:>8.0f} MB"
             )
-        share = stolen[name]
+        state = conditions[name]
         if name == "cpu":
             ideal = (psutil.cpu_count(logical=False) or 1) * 1000
             ours = row["vecspaces"].steps_per_second
             print(f"{'':<8} {'(ideal: physical cores x 1000)':<48} {ideal:>10,}")
             line = f"(vecspaces default: {ours / ideal:.0%} of ideal"
-            if name in machine:
+            if state.machine_runs:
                 # The ideal assumes whole cores; this is what the cores really gave a plain loop meanwhile.
-                print(f"{'':<8} {'(this machine: a plain env loop per core)':<48} {machine[name]:>10,.0f}")
-                line += f", {ours / machine[name]:.0%} of what this machine gave plain loops"
+                rate = statistics.median(state.machine_runs)
+                print(f"{'':<8} {'(this machine: a plain env loop per core)':<48} {rate:>10,.0f}")
+                line += f", {ours / rate:.0%} of what this machine gave plain loops"
             print(f"{'':<8} {line})")
-        if share is not None:
-            print(f"{'':<8} (CPU time stolen by the hypervisor meanwhile: {share:.1%})")
+        if state.stolen is not None:
+            print(f"{'':<8} (CPU time stolen by the hypervisor meanwhile: {state.stolen:.1%})")
+        if fastest is not None and state.chunk_times:
+            speeds = ", ".join(f"{fastest / statistics.mean(times):.0%}" for times in state.chunk_times.values())
+            print(f"{'':<8} (speed of each CPU meanwhile, against the fastest seen in this run: {speeds})")
         print()
 
 
@@ -363,8 +413,8 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
     seconds, repeats = (0.25, 3) if args.quick else (1.0, 7)
-    table, stolen, machine = run_scenarios(args.scenarios, seconds, repeats, tune=not args.quick)
-    print_table(table, stolen, machine)
+    table, conditions = run_scenarios(args.scenarios, seconds, repeats, tune=not args.quick)
+    print_table(table, conditions)
     if args.sweep:
         sweep(0.3 if args.quick else 1.0, [1, 4, 16, 64] if args.quick else [1, 2, 4, 8, 16, 32, 64])
     if args.plot:
