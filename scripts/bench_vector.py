@@ -45,8 +45,8 @@ SCENARIOS: dict[str, tuple[type, int]] = {
     "dict": (DictEnv, 8),
     "cpu": (CpuEnv, 4),
 }
-# How long each round times each CPU alone (see cpu_chunk_times).
-CALIBRATION_SECONDS = 0.05
+# How long each round times the CPUs, all of them one after the other (see cpu_chunk_times).
+CALIBRATION_SECONDS = 0.1
 SHORT_NAMES = {"num_workers": "workers", "main_process_envs": "main_envs"}
 # "half" stands for half of the scenario's envs (the main process steps them, one worker the rest).
 TUNINGS: list[dict[str, Any]] = [
@@ -183,20 +183,22 @@ def calibration_chunk() -> int:
 
 
 def cpu_chunk_times(seconds: float) -> dict[int, float]:
-    """Per CPU this process may use, the median time of :func:`calibration_chunk` run there alone for ``seconds``.
+    """Per CPU this process may use, the median time of :func:`calibration_chunk` run there alone.
 
-    A VM's CPU can run the same code markedly slower for seconds at a time when its host gives the physical
-    core to other work (another guest on the core's second hyperthread, say), and steal time does not show
-    that. A lockstep of workers waits for the slowest CPU. Empty where CPU affinity is not available.
+    A VM's CPU can run the same code markedly slower, in spells of milliseconds to seconds, when its host gives
+    the physical core to other work (another guest on the core's second hyperthread, say). Steal time does not
+    show that, and a lockstep of workers waits for its slowest CPU. The CPUs share ``seconds`` (at least 5 ms
+    each). Empty where CPU affinity is not available.
     """
     if not hasattr(os, "sched_setaffinity"):
         return {}
     allowed = os.sched_getaffinity(0)
     times: dict[int, float] = {}
+    each = max(0.005, seconds / len(allowed))
     try:
         for cpu in sorted(allowed):
             os.sched_setaffinity(0, {cpu})
-            chunks, end = [], time.perf_counter() + seconds
+            chunks, end = [], time.perf_counter() + each
             while (start := time.perf_counter()) < end:
                 calibration_chunk()
                 chunks.append(time.perf_counter() - start)
@@ -354,8 +356,9 @@ def print_table(table: dict[str, dict[str, Result]], conditions: dict[str, Condi
         if state.stolen is not None:
             print(f"{'':<8} (CPU time stolen by the hypervisor meanwhile: {state.stolen:.1%})")
         if fastest is not None and state.chunk_times:
-            speeds = ", ".join(f"{fastest / statistics.mean(times):.0%}" for times in state.chunk_times.values())
-            print(f"{'':<8} (speed of each CPU meanwhile, against the fastest seen in this run: {speeds})")
+            speeds = sorted(fastest / statistics.mean(times) for times in state.chunk_times.values())
+            shown = f"{speeds[0]:.0%}" if len(speeds) == 1 else f"{speeds[0]:.0%} (slowest) to {speeds[-1]:.0%}"
+            print(f"{'':<8} (speed of the CPUs meanwhile, against the fastest seen in this run: {shown})")
         print()
 
 
