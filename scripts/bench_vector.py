@@ -229,16 +229,17 @@ def measure(
     num_envs: int,
     seconds: float,
     repeats: int,
-    conditions: Conditions,
     plain_loops: bool = False,
-) -> None:
-    """Fill each contender's runs and peak memory, and ``conditions`` but for ``stolen``.
+) -> Conditions:
+    """Fill each contender's runs and peak memory; return the machine's conditions meanwhile.
 
     Memory: each contender alone (its workers and the main process), one at a time. Speed: every contender is
     kept open and their runs are interleaved round by round, so a slow spell of a shared machine lands on
     all of them alike instead of on whichever ran then. Each round also times the CPUs, and with
     ``plain_loops`` the machine's own rate (:func:`machine_rate`).
     """
+    conditions = Conditions()
+    before = psutil.cpu_times()
     for contender in contenders:
         others = child_pids()  # e.g. the workers of a closed vector env that have not exited yet
         envs, actions = open_envs(contender, env_class, num_envs)
@@ -261,6 +262,8 @@ def measure(
     finally:
         for _, envs, _ in opened:
             envs.close()
+    conditions.stolen = stolen_share(before, psutil.cpu_times())
+    return conditions
 
 
 def stolen_share(before: Any, after: Any) -> float | None:
@@ -296,10 +299,7 @@ def run_scenarios(
                 settings = {key: num_envs // 2 if value == "half" else value for key, value in tuning.items()}
                 contenders.append(Contender(f"tuned ({label})", "vecspaces", settings))
         progress(f"{name}: {len(contenders)} vector envs, {repeats} interleaved rounds of {seconds} s")
-        conditions[name] = Conditions()
-        before = psutil.cpu_times()
-        measure(contenders, env_class, num_envs, seconds, repeats, conditions[name], plain_loops=name == "cpu")
-        conditions[name].stolen = stolen_share(before, psutil.cpu_times())
+        conditions[name] = measure(contenders, env_class, num_envs, seconds, repeats, plain_loops=name == "cpu")
         results = {c.label: Result(statistics.median(c.runs), c.peak_rss) for c in contenders}
         row = {backend: results[backend] for backend in BACKENDS}
         tuned = [label for label in results if label.startswith("tuned")]
