@@ -5,6 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
+from vecspaces.vector._async import waiting
 from vecspaces.vector._async.waiting import AdaptiveSpin, acquire, poll
 
 
@@ -75,3 +78,42 @@ def test_acquire_blocks_in_slices_and_checks_between_them() -> None:
 
     acquire(semaphore, AdaptiveSpin(0.0), 0.001, on_slice)
     assert len(slices) == 3
+
+
+def _yields_lose_the_core_for(seconds: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every yield take ``seconds``, as when a busy process of someone else gets the core each time."""
+    monkeypatch.setattr(waiting.os, "sched_yield", lambda: time.sleep(seconds))
+
+
+def test_a_yield_longer_than_max_spin_stops_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    spin = AdaptiveSpin(1e-3)
+    _yields_lose_the_core_for(5e-3, monkeypatch)
+    assert not poll(threading.Semaphore(0), time.perf_counter() + spin.budget(), spin)
+    assert spin.budget() == 0.0
+
+
+def test_short_yields_keep_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    spin = AdaptiveSpin(0.05)  # far above the yields, so a loaded test machine cannot make them look long
+    _yields_lose_the_core_for(1e-4, monkeypatch)
+    assert not poll(threading.Semaphore(0), time.perf_counter() + spin.budget(), spin)
+    assert spin.budget() > 0
+
+
+def test_polling_resumes_after_the_back_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waiting, "BACK_OFF_SECONDS", 0.01)
+    spin = AdaptiveSpin(1e-3)
+    _yields_lose_the_core_for(5e-3, monkeypatch)
+    poll(threading.Semaphore(0), time.perf_counter() + spin.budget(), spin)
+    assert spin.budget() == 0.0
+    time.sleep(0.02)
+    assert spin.budget() > 0
+
+
+def test_acquire_backs_off_and_still_takes_the_semaphore(monkeypatch: pytest.MonkeyPatch) -> None:
+    semaphore, spin = threading.Semaphore(0), AdaptiveSpin(1e-3)
+    _yields_lose_the_core_for(5e-3, monkeypatch)
+    releaser = threading.Timer(0.05, semaphore.release)
+    releaser.start()
+    acquire(semaphore, spin, 0.01, lambda: None)
+    releaser.join()
+    assert spin.budget() == 0.0

@@ -300,7 +300,7 @@ class WorkerPool:
         taken = 0
         spin_until = started + self.spin.budget()
         while taken < wanted:
-            if poll(completions, spin_until):
+            if poll(completions, spin_until, self.spin):
                 taken += 1
                 continue
             elapsed = time.perf_counter() - started
@@ -351,7 +351,7 @@ class WorkerPool:
                 self._owed = 0  # the worker died between flag and release; a stray count is harmless
                 break
             self._owed -= 1
-        if poll(self.completions, spin_until):
+        if poll(self.completions, spin_until, self.spin):
             return
         while True:
             wait = WAIT_SLICE_SECONDS

@@ -5,6 +5,12 @@ polling process burns a core, which slow envs need when there are more processes
 remembers how long its recent waits took and polls only for a few times that, and not at all once waits are
 longer than ``max_spin`` (the envs are slow, so the wake-up cost no longer matters). While polling it yields
 the CPU between polls, so a process that has real work on the same core gets it.
+
+Yielding is cheap only while the processes it yields to are the pool's own, which soon wait in turn. When
+other busy processes share the cores, a yield can hand the core away for a whole scheduler slice
+(milliseconds), and a pool that kept polling would run dozens of times slower than one that blocks. So a
+yield that takes longer than ``max_spin`` makes the waiter block without polling for ``BACK_OFF_SECONDS``,
+after which it tries polling again.
 """
 
 from __future__ import annotations
@@ -14,7 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["AdaptiveSpin", "acquire", "poll"]
+__all__ = ["BACK_OFF_SECONDS", "AdaptiveSpin", "acquire", "poll"]
+
+# How long a waiter blocks without polling after other processes took its core away while it polled.
+BACK_OFF_SECONDS = 2.0
 
 
 class AdaptiveSpin:
@@ -28,12 +37,18 @@ class AdaptiveSpin:
         self.max_spin = max_spin
         # A typical wait, as an exponential moving average; starting at 0 means "poll" until measured.
         self.typical = 0.0
+        # Waits do not poll before this time (time.perf_counter()): see back_off.
+        self.blocking_until = 0.0
 
     def budget(self) -> float:
         """Seconds to poll before blocking."""
-        if self.typical >= self.max_spin:
+        if self.typical >= self.max_spin or time.perf_counter() < self.blocking_until:
             return 0.0
         return min(self.max_spin, 4.0 * self.typical + 2e-4)
+
+    def back_off(self) -> None:
+        """Block without polling for ``BACK_OFF_SECONDS``: other processes are competing for the cores."""
+        self.blocking_until = time.perf_counter() + BACK_OFF_SECONDS
 
     def record(self, waited: float) -> None:
         """Learn from a wait that took ``waited`` seconds.
@@ -50,14 +65,21 @@ class AdaptiveSpin:
         self.typical += 0.2 * (min(waited, 2.0 * self.max_spin) - self.typical)
 
 
-def poll(semaphore: Any, until: float) -> bool:
+def poll(semaphore: Any, until: float, spin: AdaptiveSpin | None = None) -> bool:
     """Try to take ``semaphore`` without blocking until ``time.perf_counter()`` reaches ``until``.
 
-    Tries at least once, and yields the CPU between tries. Returns whether it was taken.
+    Tries at least once, and yields the CPU between tries. Returns whether it was taken. A yield that took
+    longer than ``spin.max_spin`` makes ``spin`` back off (such a yield always ends past ``until``, as no
+    budget is longer than ``max_spin``).
     """
+    previous = time.perf_counter()
     while not semaphore.acquire(False):
-        if time.perf_counter() >= until:
+        now = time.perf_counter()
+        if now >= until:
+            if spin is not None and now - previous > spin.max_spin:
+                spin.back_off()
             return False
+        previous = now
         os.sched_yield()
     return True
 
@@ -68,7 +90,7 @@ def acquire(semaphore: Any, spin: AdaptiveSpin, slice_seconds: float, on_slice: 
     ``on_slice`` checks whatever could make the wait endless (a dead process) and raises or returns.
     """
     start = time.perf_counter()
-    if not poll(semaphore, start + spin.budget()):
+    if not poll(semaphore, start + spin.budget(), spin):
         while not semaphore.acquire(timeout=slice_seconds):
             on_slice()
     spin.record(time.perf_counter() - start)
