@@ -8,9 +8,10 @@ the CPU between polls, so a process that has real work on the same core gets it.
 
 Yielding is cheap only while the processes it yields to are the pool's own, which soon wait in turn. When
 other busy processes share the cores, a yield can hand the core away for a whole scheduler slice
-(milliseconds), and a pool that kept polling would run dozens of times slower than one that blocks. So a
-yield that takes longer than ``max_spin`` makes the waiter block without polling for ``BACK_OFF_SECONDS``,
-after which it tries polling again.
+(milliseconds), and a pool that kept polling would run dozens of times slower than one that blocks. So two
+yields that each take longer than ``max_spin``, within ``LOSS_WINDOW_SECONDS`` of each other, make the waiter
+block without polling for ``BACK_OFF_SECONDS``, after which it tries polling again. One such yield alone is
+not enough: a VM's host pauses a vCPU that long now and then, busy neighbours or not.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BACK_OFF_SECONDS", "AdaptiveSpin", "acquire", "poll"]
+__all__ = ["BACK_OFF_SECONDS", "LOSS_WINDOW_SECONDS", "AdaptiveSpin", "acquire", "poll"]
 
 # How long a waiter blocks without polling after other processes took its core away while it polled.
 BACK_OFF_SECONDS = 2.0
+# Two yields that lost the core within this time mean busy neighbours, not a hiccup of the host.
+LOSS_WINDOW_SECONDS = 0.1
 
 
 class AdaptiveSpin:
@@ -37,8 +40,9 @@ class AdaptiveSpin:
         self.max_spin = max_spin
         # A typical wait, as an exponential moving average; starting at 0 means "poll" until measured.
         self.typical = 0.0
-        # Waits do not poll before this time (time.perf_counter()): see back_off.
+        # Waits do not poll before this time (time.perf_counter()); and when a yield last lost the core.
         self.blocking_until = 0.0
+        self.last_loss = -float("inf")
 
     def budget(self) -> float:
         """Seconds to poll before blocking."""
@@ -46,9 +50,12 @@ class AdaptiveSpin:
             return 0.0
         return min(self.max_spin, 4.0 * self.typical + 2e-4)
 
-    def back_off(self) -> None:
-        """Block without polling for ``BACK_OFF_SECONDS``: other processes are competing for the cores."""
-        self.blocking_until = time.perf_counter() + BACK_OFF_SECONDS
+    def lost_core(self) -> None:
+        """Note a yield that took longer than ``max_spin``; the second in a short time stops polling a while."""
+        now = time.perf_counter()
+        if now - self.last_loss < LOSS_WINDOW_SECONDS:
+            self.blocking_until = now + BACK_OFF_SECONDS
+        self.last_loss = now
 
     def record(self, waited: float) -> None:
         """Learn from a wait that took ``waited`` seconds.
@@ -69,7 +76,7 @@ def poll(semaphore: Any, until: float, spin: AdaptiveSpin | None = None) -> bool
     """Try to take ``semaphore`` without blocking until ``time.perf_counter()`` reaches ``until``.
 
     Tries at least once, and yields the CPU between tries. Returns whether it was taken. A yield that took
-    longer than ``spin.max_spin`` makes ``spin`` back off (such a yield always ends past ``until``, as no
+    longer than ``spin.max_spin`` is reported to ``spin`` (such a yield always ends past ``until``, as no
     budget is longer than ``max_spin``).
     """
     previous = time.perf_counter()
@@ -77,7 +84,7 @@ def poll(semaphore: Any, until: float, spin: AdaptiveSpin | None = None) -> bool
         now = time.perf_counter()
         if now >= until:
             if spin is not None and now - previous > spin.max_spin:
-                spin.back_off()
+                spin.lost_core()
             return False
         previous = now
         os.sched_yield()
