@@ -40,8 +40,9 @@ class AdaptiveSpin:
         self.max_spin = max_spin
         # A typical wait, as an exponential moving average; starting at 0 means "poll" until measured.
         self.typical = 0.0
-        # Waits do not poll before this time (time.perf_counter()); and when a yield last lost the core.
+        # Waits do not poll before this time.perf_counter() (see lost_core).
         self.blocking_until = 0.0
+        # When a yield last lost the core for longer than max_spin.
         self.last_loss = -float("inf")
 
     def budget(self) -> float:
