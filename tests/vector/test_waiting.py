@@ -126,6 +126,15 @@ def test_polling_resumes_after_the_back_off(monkeypatch: pytest.MonkeyPatch) -> 
     assert spin.budget() > 0
 
 
+def test_a_poll_that_never_yields_reports_no_lost_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    spin, losses = AdaptiveSpin(0.0), []
+    monkeypatch.setattr(spin, "lost_core", lambda: losses.append(1))
+    _yields_lose_the_core_for(5e-3, monkeypatch)
+    for _ in range(3):
+        assert not _poll_once(spin)  # a zero budget: one try, no yield
+    assert losses == []
+
+
 def test_acquire_backs_off_and_still_takes_the_semaphore(monkeypatch: pytest.MonkeyPatch) -> None:
     semaphore, spin = threading.Semaphore(0), AdaptiveSpin(1e-3)
     _yields_lose_the_core_for(5e-3, monkeypatch)

@@ -80,14 +80,14 @@ def poll(semaphore: Any, until: float, spin: AdaptiveSpin | None = None) -> bool
     longer than ``spin.max_spin`` is reported to ``spin`` (such a yield always ends past ``until``, as no
     budget is longer than ``max_spin``).
     """
-    previous = time.perf_counter()
+    yielded_at = None  # only a yield can lose the core: a single try (a zero budget) reports nothing
     while not semaphore.acquire(False):
         now = time.perf_counter()
         if now >= until:
-            if spin is not None and now - previous > spin.max_spin:
+            if spin is not None and yielded_at is not None and now - yielded_at > spin.max_spin:
                 spin.lost_core()
             return False
-        previous = now
+        yielded_at = now
         os.sched_yield()
     return True
 
