@@ -45,6 +45,10 @@ SCENARIOS: dict[str, tuple[type, int]] = {
     "dict": (DictEnv, 8),
     "cpu": (CpuEnv, 4),
 }
+# The project's must-reach targets: the default's ratio to Gymnasium's AsyncVectorEnv in the same run. Besides,
+# tiny must match Gymnasium's SyncVectorEnv and cpu must reach CPU_IDEAL_SHARE of the ideal (cores x 1000).
+MUST_REACH = {"tiny": 10.0, "atari": 6.0, "dict": 8.0, "cpu": 1.3}
+CPU_IDEAL_SHARE = 0.9
 # How long each round times the CPUs, all of them one after the other (see cpu_chunk_times).
 CALIBRATION_SECONDS = 0.1
 SHORT_NAMES = {"num_workers": "workers", "main_process_envs": "main_envs"}
@@ -365,6 +369,24 @@ def print_table(table: dict[str, dict[str, Result]], conditions: dict[str, Condi
         print()
 
 
+def print_targets(table: dict[str, dict[str, Result]]) -> None:
+    """Whether the default reached each must-reach target, judged on unrounded ratios."""
+    print("must-reach targets, default settings (unrounded):")
+    for name, row in table.items():
+        ours = row["vecspaces"].steps_per_second
+        ratio = ours / row["gym-async"].steps_per_second
+        checks = [(f"{ratio:6.3f}x Gymnasium Async (>= {MUST_REACH[name]:g}x)", ratio >= MUST_REACH[name])]
+        if name == "tiny":
+            versus_sync = ours / row["gym-sync"].steps_per_second
+            checks.append((f"{versus_sync:.3f}x Gymnasium Sync (>= 1x)", versus_sync >= 1.0))
+        if name == "cpu":
+            share = ours / ((psutil.cpu_count(logical=False) or 1) * 1000)
+            checks.append((f"{share:.1%} of ideal (>= {CPU_IDEAL_SHARE:.0%})", share >= CPU_IDEAL_SHARE))
+        verdict = "held" if all(held for _, held in checks) else "MISSED"
+        print(f"  {name:<6} {', '.join(text for text, _ in checks)}: {verdict}")
+    print()
+
+
 def sweep(seconds: float, sizes: list[int]) -> None:
     print("num_envs sweep: vecspaces (default settings) vs Gymnasium AsyncVectorEnv, env-steps/s\n")
     print(f"{'scenario':<8} {'num_envs':>8} {'vecspaces':>12} {'gym-async':>12} {'ratio':>8}")
@@ -421,6 +443,7 @@ def main() -> None:
     seconds, repeats = (0.25, 3) if args.quick else (1.0, 7)
     table, conditions = run_scenarios(args.scenarios, seconds, repeats, tune=not args.quick)
     print_table(table, conditions)
+    print_targets(table)
     if args.sweep:
         sweep(0.3 if args.quick else 1.0, [1, 4, 16, 64] if args.quick else [1, 2, 4, 8, 16, 32, 64])
     if args.plot:
