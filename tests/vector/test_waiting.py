@@ -49,13 +49,13 @@ def test_a_zero_limit_never_polls() -> None:
 
 def test_poll_takes_what_is_there_even_past_its_deadline() -> None:
     semaphore = threading.Semaphore(1)
-    assert poll(semaphore, until=0.0)
+    assert poll(semaphore, until=0.0, spin=AdaptiveSpin(1e-3))
     assert not semaphore.acquire(blocking=False)
 
 
 def test_poll_gives_up_at_its_deadline_without_taking_anything() -> None:
     semaphore = threading.Semaphore(0)
-    assert not poll(semaphore, until=time.perf_counter() + 0.01)
+    assert not poll(semaphore, until=time.perf_counter() + 0.01, spin=AdaptiveSpin(1e-3))
     semaphore.release()
     assert semaphore.acquire(blocking=False)
 
@@ -64,7 +64,7 @@ def test_poll_takes_a_release_that_comes_while_it_polls() -> None:
     semaphore = threading.Semaphore(0)
     releaser = threading.Timer(0.01, semaphore.release)
     releaser.start()
-    assert poll(semaphore, until=time.perf_counter() + 10.0)
+    assert poll(semaphore, until=time.perf_counter() + 10.0, spin=AdaptiveSpin(1e-3))
     releaser.join()
 
 

@@ -73,7 +73,7 @@ class AdaptiveSpin:
         self.typical += 0.2 * (min(waited, 2.0 * self.max_spin) - self.typical)
 
 
-def poll(semaphore: Any, until: float, spin: AdaptiveSpin | None = None) -> bool:
+def poll(semaphore: Any, until: float, spin: AdaptiveSpin) -> bool:
     """Try to take ``semaphore`` without blocking until ``time.perf_counter()`` reaches ``until``.
 
     Tries at least once, and yields the CPU between tries. Returns whether it was taken. A yield that took
@@ -84,7 +84,7 @@ def poll(semaphore: Any, until: float, spin: AdaptiveSpin | None = None) -> bool
     while not semaphore.acquire(False):
         now = time.perf_counter()
         if now >= until:
-            if spin is not None and yielded_at is not None and now - yielded_at > spin.max_spin:
+            if yielded_at is not None and now - yielded_at > spin.max_spin:
                 spin.lost_core()
             return False
         yielded_at = now
