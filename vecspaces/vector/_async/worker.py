@@ -432,6 +432,10 @@ def _flat_container_writer(observations: SharedBatch) -> Callable[[int, Any], No
 
     A value that is not exactly of the stored shapes and dtypes goes through the checked write, which
     converts what it can and raises what it cannot; so does anything the cheap checks are unsure of.
+
+    The writer is generated for the layout with every leaf's check and copy written out, as the worker runs it
+    for every env on every step: a loop over the leaves calling a check per leaf took 40% longer (the dict
+    benchmark's obs: 1.9 us against 1.4 us), and the dict benchmark 5-10% slower.
     """
     layout = observations.layout
     root, leaves = layout.nodes[0], layout.nodes[1:]
@@ -439,39 +443,46 @@ def _flat_container_writer(observations: SharedBatch) -> Callable[[int, Any], No
         return None
     if not all(isinstance(leaf, ArrayLeaf) and len(leaf.path) == 1 for leaf in leaves):
         return None
-    container = dict if isinstance(root, DictNode) else tuple
-    count = len(leaves)
-    # One call fetches every leaf; slots follow the leaves' order, so env_views[i][k] holds leaf k.
-    get = operator.itemgetter(*(leaf.path[0] for leaf in leaves))
-    checks = tuple(_exact_value_check(leaf) for leaf in leaves)  # type: ignore[arg-type]  # all ArrayLeaf
-    env_rows = observations.env_views
-    write = observations.write
+    # Names the generated code sees; slots follow the leaves' order, so env_views[i][k] holds leaf k.
+    names: dict[str, Any] = {
+        "container": dict if isinstance(root, DictNode) else tuple,
+        "get": operator.itemgetter(*(leaf.path[0] for leaf in leaves)),
+        "ndarray": np.ndarray,
+        "env_rows": observations.env_views,
+        "write": observations.write,
+    }
+    checks, copies = [], []
+    for k, leaf in enumerate(leaves):
+        assert isinstance(leaf, ArrayLeaf)  # checked above
+        names[f"shape{k}"], names[f"dtype{k}"] = leaf.shape, leaf.dtype
+        if leaf.shape:
+            checks.append(f"type(v{k}) is ndarray and v{k}.shape == shape{k} and v{k}.dtype == dtype{k}")
+        else:  # the leaf's own numpy scalar at once; Python numbers and 0-d arrays through the full check
+            names[f"scalar{k}"], names[f"check{k}"] = leaf.dtype.type, _scalar_check(leaf.dtype)
+            checks.append(f"(type(v{k}) is scalar{k} or check{k}(v{k}))")
+        copies.append(f"rows[{k}][...] = v{k}")
+    values = ", ".join(f"v{k}" for k in range(len(leaves)))
+    source = f"""
+def write_flat(index, obs):
+    if type(obs) is container and len(obs) == {len(leaves)}:
+        try:
+            {values} = get(obs)
+        except (KeyError, IndexError):
+            pass
+        else:
+            if {" and ".join(checks)}:
+                rows = env_rows[index]
+                {"; ".join(copies)}
+                return
+    write(index, obs)
+"""
+    exec(source, names)  # the source holds only names and numbers made here, never a value from an env
+    writer: Callable[[int, Any], None] = names["write_flat"]
+    return writer
 
-    def write_flat(index: int, obs: Any) -> None:
-        if type(obs) is container and len(obs) == count:
-            try:
-                values = get(obs)
-            except (KeyError, IndexError):
-                values = ()
-            if len(values) == count:
-                for check, value in zip(checks, values):  # noqa: B905 (lengths checked above)
-                    if not check(value):
-                        break
-                else:
-                    for row, value in zip(env_rows[index], values):  # noqa: B905
-                        row[...] = value
-                    return
-        write(index, obs)
 
-    return write_flat
-
-
-def _exact_value_check(leaf: ArrayLeaf) -> Callable[[Any], bool]:
-    """A cheap test that a value can be copied into the leaf's slot as it is (no conversion, no overflow)."""
-    shape, dtype = leaf.shape, leaf.dtype
-    ndarray = np.ndarray
-    if shape:
-        return lambda value: type(value) is ndarray and value.shape == shape and value.dtype == dtype
+def _scalar_check(dtype: np.dtype[Any]) -> Callable[[Any], bool]:
+    """A cheap test that a value can be copied into a scalar slot of ``dtype`` as it is (no conversion, no overflow)."""
     scalar = dtype.type
     python_type = (
         {"b": bool, "i": int, "f": float}.get(dtype.kind) if dtype.itemsize == 8 or dtype.kind == "b" else None
@@ -481,7 +492,7 @@ def _exact_value_check(leaf: ArrayLeaf) -> Callable[[Any], bool]:
         kind = type(value)
         if kind is scalar:
             return True
-        if kind is ndarray:
+        if kind is np.ndarray:
             return value.shape == () and value.dtype == dtype
         # Python numbers only where the slot holds every value of their type (an int must fit in int64).
         return kind is python_type and (kind is not int or -(2**63) <= value < 2**63)
