@@ -441,19 +441,19 @@ def _flat_container_writer(observations: SharedBatch) -> Callable[[int, Any], No
     root, leaves = layout.nodes[0], layout.nodes[1:]
     if not isinstance(root, (DictNode, TupleNode)) or len(leaves) < 2:
         return None
-    if not all(isinstance(leaf, ArrayLeaf) and len(leaf.path) == 1 for leaf in leaves):
+    arrays = [leaf for leaf in leaves if isinstance(leaf, ArrayLeaf) and len(leaf.path) == 1]
+    if len(arrays) != len(leaves):
         return None
     # Names the generated code sees; slots follow the leaves' order, so env_views[i][k] holds leaf k.
     names: dict[str, Any] = {
         "container": dict if isinstance(root, DictNode) else tuple,
-        "get": operator.itemgetter(*(leaf.path[0] for leaf in leaves)),
+        "get": operator.itemgetter(*(leaf.path[0] for leaf in arrays)),
         "ndarray": np.ndarray,
         "env_rows": observations.env_views,
         "write": observations.write,
     }
     checks, copies = [], []
-    for k, leaf in enumerate(leaves):
-        assert isinstance(leaf, ArrayLeaf)  # checked above
+    for k, leaf in enumerate(arrays):
         names[f"shape{k}"], names[f"dtype{k}"] = leaf.shape, leaf.dtype
         if leaf.shape:
             checks.append(f"type(v{k}) is ndarray and v{k}.shape == shape{k} and v{k}.dtype == dtype{k}")
@@ -461,10 +461,10 @@ def _flat_container_writer(observations: SharedBatch) -> Callable[[int, Any], No
             names[f"scalar{k}"], names[f"check{k}"] = leaf.dtype.type, _scalar_check(leaf.dtype)
             checks.append(f"(type(v{k}) is scalar{k} or check{k}(v{k}))")
         copies.append(f"rows[{k}][...] = v{k}")
-    values = ", ".join(f"v{k}" for k in range(len(leaves)))
+    values = ", ".join(f"v{k}" for k in range(len(arrays)))
     source = f"""
 def write_flat(index, obs):
-    if type(obs) is container and len(obs) == {len(leaves)}:
+    if type(obs) is container and len(obs) == {len(arrays)}:
         try:
             {values} = get(obs)
         except (KeyError, IndexError):
@@ -482,17 +482,18 @@ def write_flat(index, obs):
 
 
 def _scalar_check(dtype: np.dtype[Any]) -> Callable[[Any], bool]:
-    """A cheap test that a value can be copied into a scalar slot of ``dtype`` as it is (no conversion, no overflow)."""
-    scalar = dtype.type
+    """A cheap test that a value can be copied into a scalar slot of ``dtype`` as it is (no conversion, no overflow).
+
+    For values other than ``dtype``'s own numpy scalar, which the generated writer accepts before calling it.
+    """
+    ndarray = np.ndarray
     python_type = (
         {"b": bool, "i": int, "f": float}.get(dtype.kind) if dtype.itemsize == 8 or dtype.kind == "b" else None
     )
 
     def check_scalar(value: Any) -> bool:
         kind = type(value)
-        if kind is scalar:
-            return True
-        if kind is np.ndarray:
+        if kind is ndarray:
             return value.shape == () and value.dtype == dtype
         # Python numbers only where the slot holds every value of their type (an int must fit in int64).
         return kind is python_type and (kind is not int or -(2**63) <= value < 2**63)
