@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
+import numpy as np
 import pytest
 
+from vecspaces.envs import TinyEnv
+from vecspaces.vector import AsyncVectorEnv
 from vecspaces.vector._async import waiting
-from vecspaces.vector._async.waiting import AdaptiveSpin, acquire, poll
+from vecspaces.vector._async.waiting import AdaptiveSpin, TrialSpin, acquire, poll
 
 
 def test_polls_until_waits_are_measured() -> None:
@@ -49,13 +55,13 @@ def test_a_zero_limit_never_polls() -> None:
 
 def test_poll_takes_what_is_there_even_past_its_deadline() -> None:
     semaphore = threading.Semaphore(1)
-    assert poll(semaphore, until=0.0, spin=AdaptiveSpin(1e-3))
+    assert poll(semaphore, until=0.0)
     assert not semaphore.acquire(blocking=False)
 
 
 def test_poll_gives_up_at_its_deadline_without_taking_anything() -> None:
     semaphore = threading.Semaphore(0)
-    assert not poll(semaphore, until=time.perf_counter() + 0.01, spin=AdaptiveSpin(1e-3))
+    assert not poll(semaphore, until=time.perf_counter() + 0.01)
     semaphore.release()
     assert semaphore.acquire(blocking=False)
 
@@ -64,7 +70,7 @@ def test_poll_takes_a_release_that_comes_while_it_polls() -> None:
     semaphore = threading.Semaphore(0)
     releaser = threading.Timer(0.01, semaphore.release)
     releaser.start()
-    assert poll(semaphore, until=time.perf_counter() + 10.0, spin=AdaptiveSpin(1e-3))
+    assert poll(semaphore, until=time.perf_counter() + 10.0)
     releaser.join()
 
 
@@ -80,67 +86,124 @@ def test_acquire_blocks_in_slices_and_checks_between_them() -> None:
     assert len(slices) == 3
 
 
-def _yields_lose_the_core_for(seconds: float, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every yield take ``seconds``, as when a busy process of someone else gets the core each time."""
-    monkeypatch.setattr(waiting.os, "sched_yield", lambda: time.sleep(seconds))
+class FakeClock:
+    """Stands in for the ``time`` module in ``waiting``: the tests say how long each cycle takes."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def perf_counter(self) -> float:
+        return self.now
 
 
-def _poll_once(spin: AdaptiveSpin) -> bool:
-    return poll(threading.Semaphore(0), time.perf_counter() + spin.budget(), spin)
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr(waiting, "time", fake)
+    return fake
 
 
-def test_two_yields_longer_than_max_spin_stop_polling(monkeypatch: pytest.MonkeyPatch) -> None:
-    spin = AdaptiveSpin(1e-3)
-    _yields_lose_the_core_for(5e-3, monkeypatch)
-    assert not _poll_once(spin)
-    assert not _poll_once(spin)
-    assert spin.budget() == 0.0
+def run_cycles(spin: TrialSpin, clock: FakeClock, seconds: list[float]) -> None:
+    """Cycles of the given lengths, each ending with a short wait."""
+    for cycle in seconds:
+        clock.now += cycle
+        spin.record(10e-6)
 
 
-def test_one_long_yield_alone_keeps_polling(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(waiting, "LOSS_WINDOW_SECONDS", 0.01)
-    spin = AdaptiveSpin(1e-3)
-    _yields_lose_the_core_for(5e-3, monkeypatch)
-    _poll_once(spin)  # e.g. the VM's host paused the vCPU once
-    time.sleep(0.02)
-    _poll_once(spin)
+def cycles_until_the_trial_is_due(spin: TrialSpin, clock: FakeClock, cycle: float) -> None:
+    """Run cycles of one length until the next clock read finds the trial due (the clock is read rarely)."""
+    while not spin.timed:
+        run_cycles(spin, clock, [cycle])
+
+
+TIMED = waiting.TRIAL_CYCLES
+
+
+def test_the_main_process_starts_polling_and_tries_nothing_in_its_first_moments(clock: FakeClock) -> None:
+    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
+    run_cycles(spin, clock, [1e-5] * 100)  # 1 ms, well before FIRST_TRIAL_SECONDS
+    assert spin.blocking[0] == 0 and not spin.timed
     assert spin.budget() > 0
 
 
-def test_short_yields_keep_polling(monkeypatch: pytest.MonkeyPatch) -> None:
-    spin = AdaptiveSpin(0.05)  # far above the yields, so a loaded test machine cannot make them look long
-    _yields_lose_the_core_for(1e-4, monkeypatch)
-    for _ in range(3):
-        assert not _poll_once(spin)
-    assert spin.budget() > 0
-
-
-def test_polling_resumes_after_the_back_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(waiting, "BACK_OFF_SECONDS", 0.01)
-    spin = AdaptiveSpin(1e-3)
-    _yields_lose_the_core_for(5e-3, monkeypatch)
-    _poll_once(spin)
-    _poll_once(spin)
+def test_a_trial_keeps_blocking_when_blocking_made_the_cycles_clearly_shorter(clock: FakeClock) -> None:
+    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
+    clock.now += waiting.FIRST_TRIAL_SECONDS
+    cycles_until_the_trial_is_due(spin, clock, 1e-3)
+    run_cycles(spin, clock, [1e-3] * TIMED)  # polling, while someone else's process takes the core
+    assert spin.blocking[0] == 1  # the trial of blocking is under way, and the workers see it
+    run_cycles(spin, clock, [1e-4] * TIMED)
+    assert spin.blocking[0] == 1 and not spin.timed
     assert spin.budget() == 0.0
-    time.sleep(0.02)
-    assert spin.budget() > 0
 
 
-def test_a_poll_that_never_yields_reports_no_lost_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    spin, losses = AdaptiveSpin(0.0), []
-    monkeypatch.setattr(spin, "lost_core", lambda: losses.append(1))
-    _yields_lose_the_core_for(5e-3, monkeypatch)
-    for _ in range(3):
-        assert not _poll_once(spin)  # a zero budget: one try, no yield
-    assert losses == []
+def test_a_trial_that_is_not_clearly_faster_goes_back(clock: FakeClock) -> None:
+    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
+    clock.now += waiting.FIRST_TRIAL_SECONDS
+    cycles_until_the_trial_is_due(spin, clock, 1e-4)
+    run_cycles(spin, clock, [1e-4] * TIMED)
+    run_cycles(spin, clock, [0.95e-4] * TIMED)  # 5% faster is within the noise: not worth switching
+    assert spin.blocking[0] == 0 and not spin.timed
 
 
-def test_acquire_backs_off_and_still_takes_the_semaphore(monkeypatch: pytest.MonkeyPatch) -> None:
-    semaphore, spin = threading.Semaphore(0), AdaptiveSpin(1e-3)
-    _yields_lose_the_core_for(5e-3, monkeypatch)
-    _poll_once(spin)
-    releaser = threading.Timer(0.05, semaphore.release)
-    releaser.start()
-    acquire(semaphore, spin, 0.01, lambda: None)
-    releaser.join()
+def test_the_next_trial_comes_after_the_interval_and_can_switch_back(clock: FakeClock) -> None:
+    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
+    clock.now += waiting.FIRST_TRIAL_SECONDS
+    cycles_until_the_trial_is_due(spin, clock, 1e-3)
+    run_cycles(spin, clock, [1e-3] * TIMED + [1e-4] * TIMED)
+    assert spin.blocking[0] == 1
+    run_cycles(spin, clock, [1e-4] * 1000)  # 0.1 s: too soon for another trial
+    assert not spin.timed
+    clock.now += waiting.TRIAL_INTERVAL_SECONDS  # the busy neighbour is gone
+    cycles_until_the_trial_is_due(spin, clock, 1e-4)
+    run_cycles(spin, clock, [1e-4] * TIMED)  # blocking
+    run_cycles(spin, clock, [2e-5] * TIMED)  # polling
+    assert spin.blocking[0] == 0
+
+
+def test_a_few_long_pauses_of_the_caller_do_not_decide_a_trial(clock: FakeClock) -> None:
+    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
+    clock.now += waiting.FIRST_TRIAL_SECONDS
+    cycles_until_the_trial_is_due(spin, clock, 2e-5)
+    pauses = [5.0] * 3  # e.g. the caller evaluated its policy between steps
+    run_cycles(spin, clock, [2e-5] * (TIMED - len(pauses)) + pauses)
+    run_cycles(spin, clock, [5e-5] * TIMED)  # blocking, without pauses but slower
+    assert spin.blocking[0] == 0
+
+
+def test_a_pool_that_never_polls_never_tries_to(clock: FakeClock) -> None:
+    spin = TrialSpin(0.0, np.zeros(1, np.int8))
+    for _ in range(5):
+        clock.now += waiting.TRIAL_INTERVAL_SECONDS
+        run_cycles(spin, clock, [1e-3] * 200)
+    assert spin.blocking[0] == 0 and not spin.timed
     assert spin.budget() == 0.0
+
+
+def test_the_workers_follow_the_shared_flag() -> None:
+    flag = np.zeros(1, np.int8)
+    worker_spin = AdaptiveSpin(1e-3, flag)
+    assert worker_spin.budget() > 0
+    flag[0] = 1
+    assert worker_spin.budget() == 0.0
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is a Linux feature")
+def test_a_pool_sharing_its_cpu_with_a_busy_process_stops_polling() -> None:
+    allowed = os.sched_getaffinity(0)
+    cpu = min(allowed)
+    busy = subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+    os.sched_setaffinity(0, {cpu})
+    try:
+        with AsyncVectorEnv([TinyEnv] * 4, num_workers=2, pin_workers=True) as envs:
+            envs.reset(seed=0)
+            deadline = time.monotonic() + 30.0
+            while not envs._control.blocking[0] and time.monotonic() < deadline:
+                observations = envs.step(np.zeros(4, dtype=np.int64))[0]
+                assert envs.observation_space.contains(observations)
+            assert envs._control.blocking[0] == 1
+    finally:
+        os.sched_setaffinity(0, allowed)
+        busy.kill()
+        busy.wait()

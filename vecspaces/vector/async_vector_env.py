@@ -126,8 +126,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         startup_timeout: how long the workers may take to build their envs, in seconds.
         restart_workers: restart a worker that died, instead of breaking the pool.
         spin_seconds: the longest a wait polls before blocking (default 1 ms); waits adapt below it, and do
-            not poll at all when the envs are slower than that, nor for a while after other busy processes
-            took the cores away while they polled. 0 always blocks.
+            not poll at all when the envs are slower than that, nor while trials show that blocking makes
+            steps faster (as when other busy processes share the cores). 0 always blocks.
         main_process_envs: how many envs (the first ones) the main process steps itself while the workers
             step theirs. Faster for cheap envs on small machines (one process fewer competing for the cores),
             with the same results and errors; but those envs share the main process's fate (a crash in one is

@@ -26,7 +26,7 @@ import psutil
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
 from vecspaces.vector._async.protocol import Command, Reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.waiting import AdaptiveSpin, poll
+from vecspaces.vector._async.waiting import TrialSpin, poll
 from vecspaces.vector._async.worker import WorkerConfig
 from vecspaces.vector.vector_env import AutoresetMode
 
@@ -77,7 +77,7 @@ class WorkerPool:
         self.daemon = daemon
         self.target = target
         self.spin_seconds = spin_seconds
-        self.spin = AdaptiveSpin(spin_seconds)
+        self.spin = TrialSpin(spin_seconds, self.control.blocking)
         self.cpus = cpus
         self.restart = restart
         self.on_reply = on_reply
@@ -300,7 +300,7 @@ class WorkerPool:
         taken = 0
         spin_until = started + self.spin.budget()
         while taken < wanted:
-            if poll(completions, spin_until, self.spin):
+            if poll(completions, spin_until):
                 taken += 1
                 continue
             elapsed = time.perf_counter() - started
@@ -351,7 +351,7 @@ class WorkerPool:
                 self._owed = 0  # the worker died between flag and release; a stray count is harmless
                 break
             self._owed -= 1
-        if poll(self.completions, spin_until, self.spin):
+        if poll(self.completions, spin_until):
             return
         while True:
             wait = WAIT_SLICE_SECONDS

@@ -10,7 +10,8 @@ part               contents
 ``control``        per env: reward (float64), terminated, truncated (bool), whether to step it (int8); per
                    worker: the command code (int32), whether it finished it and whether a reply follows in
                    the pipe (int8), whether it holds a concurrency permit (int8); which observation buffer
-                   the current command writes (int32)
+                   the current command writes (int32); whether every wait blocks without polling (int8, set by
+                   the main process's :class:`~vecspaces.vector._async.waiting.PollingTrials`)
 =================  =======================================================================================
 
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
@@ -47,6 +48,7 @@ class Control:
     stepping: npt.NDArray[np.int8]
     generation: npt.NDArray[np.int32]
     permits: npt.NDArray[np.int8]
+    blocking: npt.NDArray[np.int8]
 
 
 def _control_space(num_envs: int, num_workers: int) -> Dict:
@@ -61,6 +63,7 @@ def _control_space(num_envs: int, num_workers: int) -> Dict:
         generation=Box(0, 100, (1,), np.int32),
         # One more than the workers: the main process's own envs.
         permits=Box(0, 1, (num_workers + 1,), np.int8),
+        blocking=Box(0, 1, (1,), np.int8),
     )
 
 

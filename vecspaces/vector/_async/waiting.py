@@ -7,26 +7,36 @@ longer than ``max_spin`` (the envs are slow, so the wake-up cost no longer matte
 the CPU between polls, so a process that has real work on the same core gets it.
 
 Yielding is cheap only while the processes it yields to are the pool's own, which soon wait in turn. When
-other busy processes share the cores, a yield can hand the core away for a whole scheduler slice
-(milliseconds), and a pool that kept polling would run dozens of times slower than one that blocks. So two
-yields that each take longer than ``max_spin``, within ``LOSS_WINDOW_SECONDS`` of each other, make the waiter
-block without polling for ``BACK_OFF_SECONDS``, after which it tries polling again. One such yield alone is
-not enough: a VM's host pauses a vCPU that long now and then, busy neighbours or not.
+other busy processes share the cores (another training run, a process pinned to the same CPU), a yield hands
+the core to them for a scheduler slice, and a pool that kept polling ran 2-20 times slower here than one that
+blocks. Whether that is happening cannot be read off a single wait, so the main process finds out by trial
+(:class:`TrialSpin`) and tells the workers through a shared flag.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["BACK_OFF_SECONDS", "LOSS_WINDOW_SECONDS", "AdaptiveSpin", "acquire", "poll"]
+import numpy as np
+import numpy.typing as npt
 
-# How long a waiter blocks without polling after other processes took its core away while it polled.
-BACK_OFF_SECONDS = 2.0
-# Two yields that lost the core within this time mean busy neighbours, not a hiccup of the host.
-LOSS_WINDOW_SECONDS = 0.1
+__all__ = ["FIRST_TRIAL_SECONDS", "TRIAL_INTERVAL_SECONDS", "AdaptiveSpin", "TrialSpin", "acquire", "poll"]
+
+# Cycles timed in each mode. The longest few of them do not count, so that neither a pause of the caller
+# between two steps nor the first cycle after a switch (still partly in the other mode) can decide a trial.
+TRIAL_CYCLES = 32
+IGNORED_CYCLES = 4
+# When the main process first tries the mode it is not in (once the pool's first, slower cycles are past), and
+# how often after that.
+FIRST_TRIAL_SECONDS = 0.5
+TRIAL_INTERVAL_SECONDS = 2.0
+# Between trials the main process reads the clock only once per this many waits.
+WAITS_BETWEEN_CLOCK_READS = 64
+# A trial's mode is kept only if its cycles took at most this share of the time of the cycles before it.
+SWITCH_MARGIN = 0.9
 
 
 class AdaptiveSpin:
@@ -34,29 +44,21 @@ class AdaptiveSpin:
 
     Args:
         max_spin: the longest poll, in seconds; 0 never polls.
+        blocking: the pool's shared flag which, when set, makes every wait block without polling (see
+            :class:`TrialSpin`); None: a flag of this waiter's own, never set.
     """
 
-    def __init__(self, max_spin: float) -> None:
+    def __init__(self, max_spin: float, blocking: npt.NDArray[np.int8] | None = None) -> None:
         self.max_spin = max_spin
+        self.blocking = np.zeros(1, np.int8) if blocking is None else blocking
         # A typical wait, as an exponential moving average; starting at 0 means "poll" until measured.
         self.typical = 0.0
-        # Waits do not poll before this time.perf_counter() (see lost_core).
-        self.blocking_until = 0.0
-        # When a yield last lost the core for longer than max_spin.
-        self.last_loss = -float("inf")
 
     def budget(self) -> float:
         """Seconds to poll before blocking."""
-        if self.typical >= self.max_spin or time.perf_counter() < self.blocking_until:
+        if self.typical >= self.max_spin or self.blocking[0]:
             return 0.0
         return min(self.max_spin, 4.0 * self.typical + 2e-4)
-
-    def lost_core(self) -> None:
-        """Note a yield that took longer than ``max_spin``; the second in a short time stops polling a while."""
-        now = time.perf_counter()
-        if now - self.last_loss < LOSS_WINDOW_SECONDS:
-            self.blocking_until = now + BACK_OFF_SECONDS
-        self.last_loss = now
 
     def record(self, waited: float) -> None:
         """Learn from a wait that took ``waited`` seconds.
@@ -73,21 +75,80 @@ class AdaptiveSpin:
         self.typical += 0.2 * (min(waited, 2.0 * self.max_spin) - self.typical)
 
 
-def poll(semaphore: Any, until: float, spin: AdaptiveSpin) -> bool:
+class TrialSpin(AdaptiveSpin):
+    """The main process's spin, which also decides by trial whether the pool polls at all.
+
+    Every ``TRIAL_INTERVAL_SECONDS`` it times ``TRIAL_CYCLES`` cycles in the current mode, then as many in the
+    other (blocking if it polled, polling if it blocked), and keeps the other mode if its cycles took clearly
+    less time (leaving out the longest few of each). A cycle runs from the end of one wait to the end of the
+    next: whole cycles, because polling that loses the core to someone else's process also delays the main
+    process between waits. In the usual case a trial costs a few slower cycles every two seconds.
+
+    Args:
+        max_spin: the longest poll, in seconds; 0 never polls (and never tries to).
+        blocking: the pool's shared flag, read by the workers' spins.
+
+    Example:
+        >>> spin = TrialSpin(1e-3, np.zeros(1, np.int8))
+        >>> spin.budget() > 0  # the pool starts polling
+        True
+    """
+
+    def __init__(self, max_spin: float, blocking: npt.NDArray[np.int8]) -> None:
+        super().__init__(max_spin, blocking)
+        self.next_trial = time.perf_counter() + FIRST_TRIAL_SECONDS
+        # Waits until the next look at the clock: between trials it is read only every so many waits.
+        self.countdown = WAITS_BETWEEN_CLOCK_READS
+        # During a trial: when the last cycle ended, and the cycles timed in the current mode, then the other.
+        self.last_end = 0.0
+        self.timed: list[list[float]] = []
+
+    def record(self, waited: float) -> None:
+        """Learn from a wait that took ``waited`` seconds, and run the trials (see the class)."""
+        super().record(waited)
+        self.countdown -= 1
+        if not self.countdown and self.max_spin > 0.0:
+            self._run_trial()
+
+    def _run_trial(self) -> None:
+        now = time.perf_counter()
+        self.countdown = 1  # a trial times every cycle
+        if not self.timed:
+            if now < self.next_trial:
+                self.countdown = WAITS_BETWEEN_CLOCK_READS
+                return
+            self.timed = [[]]
+        else:
+            self.timed[-1].append(now - self.last_end)
+        self.last_end = now
+        if len(self.timed[-1]) < TRIAL_CYCLES:
+            return
+        if len(self.timed) == 1:
+            self.blocking[0] ^= 1
+            self.timed.append([])
+            return
+        current, other = (_usual_total(cycles) for cycles in self.timed)
+        if other > SWITCH_MARGIN * current:
+            self.blocking[0] ^= 1
+        self.timed = []
+        self.next_trial = now + TRIAL_INTERVAL_SECONDS
+        self.countdown = WAITS_BETWEEN_CLOCK_READS
+
+
+def _usual_total(cycles: Iterable[float]) -> float:
+    """The time the cycles took, without the ``IGNORED_CYCLES`` longest."""
+    ordered = sorted(cycles)
+    return sum(ordered[: len(ordered) - IGNORED_CYCLES])
+
+
+def poll(semaphore: Any, until: float) -> bool:
     """Try to take ``semaphore`` without blocking until ``time.perf_counter()`` reaches ``until``.
 
-    Tries at least once, and yields the CPU between tries. Returns whether it was taken. A yield that took
-    longer than ``spin.max_spin`` is reported to ``spin`` (such a yield always ends past ``until``, as no
-    budget is longer than ``max_spin``).
+    Tries at least once, and yields the CPU between tries. Returns whether it was taken.
     """
-    yielded_at = None  # only a yield can lose the core: a single try (a zero budget) reports nothing
     while not semaphore.acquire(False):
-        now = time.perf_counter()
-        if now >= until:
-            if yielded_at is not None and now - yielded_at > spin.max_spin:
-                spin.lost_core()
+        if time.perf_counter() >= until:
             return False
-        yielded_at = now
         os.sched_yield()
     return True
 
@@ -98,7 +159,7 @@ def acquire(semaphore: Any, spin: AdaptiveSpin, slice_seconds: float, on_slice: 
     ``on_slice`` checks whatever could make the wait endless (a dead process) and raises or returns.
     """
     start = time.perf_counter()
-    if not poll(semaphore, start + spin.budget(), spin):
+    if not poll(semaphore, start + spin.budget()):
         while not semaphore.acquire(timeout=slice_seconds):
             on_slice()
     spin.record(time.perf_counter() - start)

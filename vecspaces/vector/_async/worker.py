@@ -127,7 +127,7 @@ class _Worker:
         )
         self.control = self.envs.control
         self.connection = config.connection
-        self.spin = AdaptiveSpin(config.spin_seconds)
+        self.spin = AdaptiveSpin(config.spin_seconds, self.control.blocking)
 
     def serve(self) -> None:
         try:
