@@ -11,7 +11,7 @@ part               contents
                    worker: the command code (int32), whether it finished it and whether a reply follows in
                    the pipe (int8), whether it holds a concurrency permit (int8); which observation buffer
                    the current command writes (int32); whether every wait blocks without polling (int8, set by
-                   the main process's :class:`~vecspaces.vector._async.waiting.PollingTrials`)
+                   the main process's :class:`~vecspaces.vector._async.waiting.TrialSpin`)
 =================  =======================================================================================
 
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
