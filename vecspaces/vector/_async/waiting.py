@@ -35,7 +35,7 @@ FIRST_TRIAL_SECONDS = 0.5
 TRIAL_INTERVAL_SECONDS = 2.0
 # Between trials the main process reads the clock only once per this many waits.
 WAITS_BETWEEN_CLOCK_READS = 64
-# A trial's mode is kept only if its cycles took at most this share of the time of the cycles before it.
+# The other mode is kept only if its cycles took at most this share of the time of the current mode's.
 SWITCH_MARGIN = 0.9
 
 
