@@ -112,7 +112,7 @@ def run_cycles(spin: TrialSpin, clock: FakeClock, seconds: list[float]) -> None:
 
 def cycles_until_the_trial_is_due(spin: TrialSpin, clock: FakeClock, cycle: float) -> None:
     """Run cycles of one length until the next clock read finds the trial due (the clock is read rarely)."""
-    while not spin.timed:
+    while spin.timed is None:
         run_cycles(spin, clock, [cycle])
 
 
@@ -122,7 +122,7 @@ TIMED = waiting.TRIAL_CYCLES
 def test_the_main_process_starts_polling_and_tries_nothing_in_its_first_moments(clock: FakeClock) -> None:
     spin = TrialSpin(1e-3, np.zeros(1, np.int8))
     run_cycles(spin, clock, [1e-5] * 100)  # 1 ms, well before FIRST_TRIAL_SECONDS
-    assert spin.blocking[0] == 0 and not spin.timed
+    assert spin.blocking[0] == 0 and spin.timed is None
     assert spin.budget() > 0
 
 
@@ -133,7 +133,7 @@ def test_a_trial_keeps_blocking_when_blocking_made_the_cycles_clearly_shorter(cl
     run_cycles(spin, clock, [1e-3] * TIMED)  # polling, while someone else's process takes the core
     assert spin.blocking[0] == 1  # the trial of blocking is under way, and the workers see it
     run_cycles(spin, clock, [1e-4] * TIMED)
-    assert spin.blocking[0] == 1 and not spin.timed
+    assert spin.blocking[0] == 1 and spin.timed is None
     assert spin.budget() == 0.0
 
 
@@ -143,7 +143,7 @@ def test_a_trial_that_is_not_clearly_faster_goes_back(clock: FakeClock) -> None:
     cycles_until_the_trial_is_due(spin, clock, 1e-4)
     run_cycles(spin, clock, [1e-4] * TIMED)
     run_cycles(spin, clock, [0.95e-4] * TIMED)  # 5% faster is within the noise: not worth switching
-    assert spin.blocking[0] == 0 and not spin.timed
+    assert spin.blocking[0] == 0 and spin.timed is None
 
 
 def test_the_next_trial_comes_after_the_interval_and_can_switch_back(clock: FakeClock) -> None:
@@ -153,7 +153,7 @@ def test_the_next_trial_comes_after_the_interval_and_can_switch_back(clock: Fake
     run_cycles(spin, clock, [1e-3] * TIMED + [1e-4] * TIMED)
     assert spin.blocking[0] == 1
     run_cycles(spin, clock, [1e-4] * 1000)  # 0.1 s: too soon for another trial
-    assert not spin.timed
+    assert spin.timed is None
     clock.now += waiting.TRIAL_INTERVAL_SECONDS  # the busy neighbour is gone
     cycles_until_the_trial_is_due(spin, clock, 1e-4)
     run_cycles(spin, clock, [1e-4] * TIMED)  # blocking
@@ -176,7 +176,7 @@ def test_a_pool_that_never_polls_never_tries_to(clock: FakeClock) -> None:
     for _ in range(5):
         clock.now += waiting.TRIAL_INTERVAL_SECONDS
         run_cycles(spin, clock, [1e-3] * 200)
-    assert spin.blocking[0] == 0 and not spin.timed
+    assert spin.blocking[0] == 0 and spin.timed is None
     assert spin.budget() == 0.0
 
 

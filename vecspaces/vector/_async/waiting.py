@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FIRST_TRIAL_SECONDS", "TRIAL_INTERVAL_SECONDS", "AdaptiveSpin", "TrialSpin", "acquire", "poll"]
+__all__ = ["AdaptiveSpin", "TrialSpin", "acquire", "poll"]
 
 # Cycles timed in each mode. The longest few of them do not count, so that neither a pause of the caller
 # between two steps nor the first cycle after a switch (still partly in the other mode) can decide a trial.
@@ -99,9 +99,9 @@ class TrialSpin(AdaptiveSpin):
         self.next_trial = time.perf_counter() + FIRST_TRIAL_SECONDS
         # Waits until the next look at the clock: between trials it is read only every so many waits.
         self.countdown = WAITS_BETWEEN_CLOCK_READS
-        # During a trial: when the last cycle ended, and the cycles timed in the current mode, then the other.
+        # During a trial (None between trials): the cycles timed in the current mode, then in the other.
+        self.timed: list[float] | None = None
         self.last_end = 0.0
-        self.timed: list[list[float]] = []
 
     def record(self, waited: float) -> None:
         """Learn from a wait that took ``waited`` seconds, and run the trials (see the class)."""
@@ -112,30 +112,27 @@ class TrialSpin(AdaptiveSpin):
 
     def _run_trial(self) -> None:
         now = time.perf_counter()
-        self.countdown = 1  # a trial times every cycle
-        if not self.timed:
+        if self.timed is None:
             if now < self.next_trial:
                 self.countdown = WAITS_BETWEEN_CLOCK_READS
                 return
-            self.timed = [[]]
+            self.timed = []
         else:
-            self.timed[-1].append(now - self.last_end)
+            self.timed.append(now - self.last_end)
         self.last_end = now
-        if len(self.timed[-1]) < TRIAL_CYCLES:
-            return
-        if len(self.timed) == 1:
-            self.blocking[0] ^= 1
-            self.timed.append([])
-            return
-        current, other = (_usual_total(cycles) for cycles in self.timed)
-        if other > SWITCH_MARGIN * current:
-            self.blocking[0] ^= 1
-        self.timed = []
-        self.next_trial = now + TRIAL_INTERVAL_SECONDS
-        self.countdown = WAITS_BETWEEN_CLOCK_READS
+        self.countdown = 1  # a trial times every cycle
+        if len(self.timed) == TRIAL_CYCLES:
+            self.blocking[0] ^= 1  # now the other mode
+        elif len(self.timed) == 2 * TRIAL_CYCLES:
+            current, other = _usual_total(self.timed[:TRIAL_CYCLES]), _usual_total(self.timed[TRIAL_CYCLES:])
+            if other > SWITCH_MARGIN * current:
+                self.blocking[0] ^= 1
+            self.timed = None
+            self.next_trial = now + TRIAL_INTERVAL_SECONDS
+            self.countdown = WAITS_BETWEEN_CLOCK_READS
 
 
-def _usual_total(cycles: Iterable[float]) -> float:
+def _usual_total(cycles: list[float]) -> float:
     """The time the cycles took, without the ``IGNORED_CYCLES`` longest."""
     ordered = sorted(cycles)
     return sum(ordered[: len(ordered) - IGNORED_CYCLES])
