@@ -65,6 +65,18 @@ def test_released_buffers_are_reused() -> None:
     assert len(lent) == 1  # each batch is dropped before the next step: the same spare buffer's arrays again
 
 
+def test_a_loop_that_keeps_the_last_batch_gets_lent_batches() -> None:
+    # The usual training loop holds the previous batch while the next step runs.
+    with frame_pool() as envs:
+        obs, _ = envs.reset(seed=0)
+        for step in range(1, 3 * lending.SPARE_BUFFERS + 1):
+            next_obs = envs.step(np.zeros(NUM_ENVS, dtype=np.int64))[0]
+            assert not next_obs["frame"].flags.owndata  # lent, not the fallback's copy
+            assert not np.shares_memory(obs["frame"], next_obs["frame"])
+            assert obs["count"].tolist() == [step - 1] * NUM_ENVS
+            obs = next_obs
+
+
 # Ways a caller keeps a lent batch's memory after dropping what step() returned.
 HOLDERS = {
     "the dict": lambda obs: obs,

@@ -60,17 +60,21 @@ class ObservationLender:
         # The buffer holding every env's latest observation, and the one the running command writes.
         self.current = self.pending = OWN
         self._plans = [_Plan(batch, lend=g != OWN) for g, batch in enumerate(batches)]
+        # Per current buffer, the spares to try. The current one first: when the caller dropped the batch it
+        # was given, writing it again needs no rows carried over and keeps one buffer warm in the caches.
+        # Then the least recently written: a caller who keeps the last batch or two leaves that one free.
+        self._search_order = {
+            g: [g, *self.spares[g:], *self.spares[: g - 1]] if g != OWN else list(self.spares)
+            for g in range(len(batches))
+        }
 
     def choose(self) -> int:
         """Pick the buffer the next reset or step writes (the caller puts it in the control block)."""
         pending = OWN
-        if self.spares:
-            plans = self._plans
-            # The current buffer first: if it is free, writing it needs no rows carried over.
-            if self.current != OWN and plans[self.current].is_free():
-                pending = self.current
-            else:
-                pending = next((g for g in self.spares if plans[g].is_free()), OWN)
+        for g in self._search_order[self.current]:
+            if self._plans[g].is_free():
+                pending = g
+                break
         self.pending = pending
         return pending
 
@@ -138,16 +142,19 @@ class _Plan:
                 self.copied.append((position, view))
         arrays = {position for position, _ in batch.array_leaves}
         self.others = [position for position in range(len(batch.read_leaves())) if position not in arrays]
-        self._unused = self._reference_counts()
+        self._lent_arrays = tuple(array for _, array in self.lent)
+        self._unused = self._reference_total()
 
     def is_free(self) -> bool:
         """Whether no array lent from this buffer is used outside the lender."""
-        return self._reference_counts() == self._unused
+        # Every count is at least its unused value (the lender holds each array), so equal totals mean
+        # every count is unused.
+        return self._reference_total() == self._unused
 
-    def _reference_counts(self) -> list[int]:
+    def _reference_total(self) -> int:
         # Measured by this same code when nothing else holds the arrays, so how the interpreter counts the
-        # loop variable and the argument cancels out.
-        return [sys.getrefcount(array) for _, array in self.lent]
+        # argument cancels out.
+        return sum(map(sys.getrefcount, self._lent_arrays))
 
 
 def copied(value: Any) -> Any:
