@@ -171,7 +171,6 @@ def test_a_few_long_pauses_of_the_caller_do_not_decide_a_trial(clock: FakeClock)
     assert spin.blocking[0] == 0
 
 
-
 def test_a_few_long_pauses_in_the_tried_mode_do_not_decide_a_trial_either(clock: FakeClock) -> None:
     spin = TrialSpin(1e-3, np.zeros(1, np.int8))
     clock.now += waiting.FIRST_TRIAL_SECONDS
@@ -179,6 +178,7 @@ def test_a_few_long_pauses_in_the_tried_mode_do_not_decide_a_trial_either(clock:
     run_cycles(spin, clock, [1e-3] * TIMED)  # polling, while someone else's process takes the core
     run_cycles(spin, clock, [5.0] * 3 + [1e-4] * (TIMED - 3))  # blocking, with pauses of the caller
     assert spin.blocking[0] == 1 and spin.timed is None
+
 
 def test_a_pool_that_never_polls_never_tries_to(clock: FakeClock) -> None:
     spin = TrialSpin(0.0, np.zeros(1, np.int8))
