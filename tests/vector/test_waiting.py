@@ -116,6 +116,14 @@ def cycles_until_the_trial_is_due(spin: TrialSpin, clock: FakeClock, cycle: floa
         run_cycles(spin, clock, [cycle])
 
 
+def spin_at_its_first_trial(clock: FakeClock, cycle: float) -> TrialSpin:
+    """A new main-process spin whose first trial has just begun, after cycles of length ``cycle``."""
+    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
+    clock.now += waiting.FIRST_TRIAL_SECONDS
+    cycles_until_the_trial_is_due(spin, clock, cycle)
+    return spin
+
+
 TIMED = waiting.TRIAL_CYCLES
 
 
@@ -127,9 +135,7 @@ def test_the_main_process_starts_polling_and_tries_nothing_in_its_first_moments(
 
 
 def test_a_trial_keeps_blocking_when_blocking_made_the_cycles_clearly_shorter(clock: FakeClock) -> None:
-    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
-    clock.now += waiting.FIRST_TRIAL_SECONDS
-    cycles_until_the_trial_is_due(spin, clock, 1e-3)
+    spin = spin_at_its_first_trial(clock, 1e-3)
     run_cycles(spin, clock, [1e-3] * TIMED)  # polling, while someone else's process takes the core
     assert spin.blocking[0] == 1  # the trial of blocking is under way, and the workers see it
     run_cycles(spin, clock, [1e-4] * TIMED)
@@ -138,18 +144,14 @@ def test_a_trial_keeps_blocking_when_blocking_made_the_cycles_clearly_shorter(cl
 
 
 def test_a_trial_that_is_not_clearly_faster_goes_back(clock: FakeClock) -> None:
-    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
-    clock.now += waiting.FIRST_TRIAL_SECONDS
-    cycles_until_the_trial_is_due(spin, clock, 1e-4)
+    spin = spin_at_its_first_trial(clock, 1e-4)
     run_cycles(spin, clock, [1e-4] * TIMED)
     run_cycles(spin, clock, [0.95e-4] * TIMED)  # 5% faster is within the noise: not worth switching
     assert spin.blocking[0] == 0 and spin.timed is None
 
 
 def test_the_next_trial_comes_after_the_interval_and_can_switch_back(clock: FakeClock) -> None:
-    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
-    clock.now += waiting.FIRST_TRIAL_SECONDS
-    cycles_until_the_trial_is_due(spin, clock, 1e-3)
+    spin = spin_at_its_first_trial(clock, 1e-3)
     run_cycles(spin, clock, [1e-3] * TIMED + [1e-4] * TIMED)
     assert spin.blocking[0] == 1
     run_cycles(spin, clock, [1e-4] * 1000)  # 0.1 s: too soon for another trial
@@ -162,9 +164,7 @@ def test_the_next_trial_comes_after_the_interval_and_can_switch_back(clock: Fake
 
 
 def test_a_few_long_pauses_of_the_caller_do_not_decide_a_trial(clock: FakeClock) -> None:
-    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
-    clock.now += waiting.FIRST_TRIAL_SECONDS
-    cycles_until_the_trial_is_due(spin, clock, 2e-5)
+    spin = spin_at_its_first_trial(clock, 2e-5)
     pauses = [5.0] * 3  # e.g. the caller evaluated its policy between steps
     run_cycles(spin, clock, [2e-5] * (TIMED - len(pauses)) + pauses)
     run_cycles(spin, clock, [5e-5] * TIMED)  # blocking, without pauses but slower
@@ -172,9 +172,7 @@ def test_a_few_long_pauses_of_the_caller_do_not_decide_a_trial(clock: FakeClock)
 
 
 def test_a_few_long_pauses_in_the_tried_mode_do_not_decide_a_trial_either(clock: FakeClock) -> None:
-    spin = TrialSpin(1e-3, np.zeros(1, np.int8))
-    clock.now += waiting.FIRST_TRIAL_SECONDS
-    cycles_until_the_trial_is_due(spin, clock, 1e-3)
+    spin = spin_at_its_first_trial(clock, 1e-3)
     run_cycles(spin, clock, [1e-3] * TIMED)  # polling, while someone else's process takes the core
     run_cycles(spin, clock, [5.0] * 3 + [1e-4] * (TIMED - 3))  # blocking, with pauses of the caller
     assert spin.blocking[0] == 1 and spin.timed is None

@@ -135,7 +135,7 @@ class TrialSpin(AdaptiveSpin):
 def _usual_total(cycles: list[float]) -> float:
     """The time the cycles took, without the ``IGNORED_CYCLES`` longest."""
     ordered = sorted(cycles)
-    return sum(ordered[: len(ordered) - IGNORED_CYCLES])
+    return sum(ordered[: max(len(ordered) - IGNORED_CYCLES, 0)])
 
 
 def poll(semaphore: Any, until: float) -> bool:
