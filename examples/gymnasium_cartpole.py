@@ -1,11 +1,11 @@
-"""Gymnasium environments in vecspaces' worker pool: CartPole from ``gymnasium.make``.
+"""A Gymnasium script moved to vecspaces' worker pool by one line: CartPole from ``gymnasium.make``.
 
-``vecspaces.vector.AsyncVectorEnv`` takes the same env factories as ``gymnasium.vector.AsyncVectorEnv``. The
-sub-environments keep their Gymnasium spaces; the pool converts them to vecspaces spaces automatically, so
-``envs.single_observation_space`` and ``envs.action_space`` are vecspaces spaces.
+The only change from the Gymnasium version is the import of ``AsyncVectorEnv``. Given Gymnasium envs, the
+pool shows Gymnasium's types: it is a ``gymnasium.vector.VectorEnv`` and its spaces are ``gymnasium.spaces``,
+so Gymnasium's vector wrappers (here ``RecordEpisodeStatistics``) and ``isinstance`` checks work unchanged.
 
-This script prints the converted spaces, runs CartPole with random actions, and checks that vecspaces' pool
-and Gymnasium's own give the same trajectory for the same seeds and actions.
+This script prints the spaces, runs CartPole with random actions, and checks that vecspaces' pool and
+Gymnasium's own give the same trajectory for the same seeds and actions.
 
 Run it with ``python examples/gymnasium_cartpole.py``; it needs gymnasium (``pip install gymnasium``).
 """
@@ -26,7 +26,7 @@ except ImportError:
         "Install it with: pip install gymnasium"
     ) from None
 
-from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector import AsyncVectorEnv  # was: from gymnasium.vector import AsyncVectorEnv
 
 NUM_ENVS = 8
 NUM_STEPS = 1000
@@ -41,7 +41,7 @@ def heading(number: int, title: str) -> None:
 
 
 def show_spaces(envs: AsyncVectorEnv) -> None:
-    heading(1, "Spaces: Gymnasium's, converted to vecspaces")
+    heading(1, "Spaces: Gymnasium's, as Gymnasium's own vector env shows them")
     gym_env = make_cartpole()
     theirs: Any = gym_env.observation_space  # both are Boxes
     ours: Any = envs.single_observation_space
@@ -53,6 +53,7 @@ def show_spaces(envs: AsyncVectorEnv) -> None:
         ("envs.single_action_space", describe(envs.single_action_space)),
         ("envs.observation_space", describe(envs.observation_space)),
         ("envs.action_space", describe(envs.action_space)),
+        ("a gymnasium.vector.VectorEnv", str(isinstance(envs, gymnasium.vector.VectorEnv))),
     ]
     gym_env.close()
     width = max(len(name) for name, _ in rows)
@@ -68,17 +69,15 @@ def describe(space: Any) -> str:
 
 def play(envs: AsyncVectorEnv) -> None:
     heading(2, f"{NUM_STEPS} steps of {NUM_ENVS} CartPoles with random actions")
-    envs.reset(seed=SEED)
-    envs.action_space.seed(SEED)
+    recorded = gymnasium.wrappers.vector.RecordEpisodeStatistics(envs)
+    recorded.reset(seed=SEED)
+    recorded.action_space.seed(SEED)
     returns: list[float] = []
-    running = np.zeros(envs.num_envs)
     start = time.perf_counter()
     for _ in range(NUM_STEPS):
-        _, rewards, terminations, truncations, _ = envs.step(envs.action_space.sample())
-        running += rewards
-        done = terminations | truncations
-        returns.extend(running[done].tolist())
-        running[done] = 0.0
+        *_, infos = recorded.step(recorded.action_space.sample())
+        if "episode" in infos:
+            returns.extend(infos["episode"]["r"][infos["_episode"]].tolist())
     seconds = time.perf_counter() - start
     print(f"   {len(returns)} episodes finished, mean return {np.mean(returns):.1f} (random play)")
     print(f"   {NUM_STEPS / seconds:,.0f} vector steps/s, {NUM_STEPS * NUM_ENVS / seconds:,.0f} env steps/s")

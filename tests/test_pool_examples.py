@@ -196,14 +196,15 @@ def test_cartpole_exits_cleanly(cartpole: subprocess.CompletedProcess[str]) -> N
     ("label", "expected"),
     [
         ("the env's observation space", "gymnasium Box (4,) float32"),
-        ("envs.single_observation_space", "vecspaces Box (4,) float32, same bounds: True"),
+        ("envs.single_observation_space", "gymnasium Box (4,) float32, same bounds: True"),
         ("the env's action space", "gymnasium Discrete () int64"),
-        ("envs.single_action_space", "vecspaces Discrete () int64"),
-        ("envs.observation_space", "vecspaces Box (8, 4) float32"),
-        ("envs.action_space", "vecspaces MultiDiscrete (8,) int64"),
+        ("envs.single_action_space", "gymnasium Discrete () int64"),
+        ("envs.observation_space", "gymnasium Box (8, 4) float32"),
+        ("envs.action_space", "gymnasium MultiDiscrete (8,) int64"),
+        ("a gymnasium.vector.VectorEnv", "True"),
     ],
 )
-def test_cartpole_spaces_are_converted(cartpole: subprocess.CompletedProcess[str], label: str, expected: str) -> None:
+def test_cartpole_shows_gymnasium_types(cartpole: subprocess.CompletedProcess[str], label: str, expected: str) -> None:
     assert table_value(cartpole.stdout, label) == expected
 
 

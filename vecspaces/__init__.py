@@ -20,6 +20,7 @@ from vecspaces.spaces import (
     Text,
     Tuple,
 )
+from vecspaces.vector.make import make_vec
 
 __version__ = "0.1.0"
 
@@ -39,6 +40,7 @@ __all__ = [
     "Tuple",
     "__version__",
     "error",
+    "make_vec",
     "spaces",
     "vector",
 ]

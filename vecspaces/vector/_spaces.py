@@ -11,7 +11,13 @@ from vecspaces._ops.flatten import is_space_dtype_shape_equiv
 from vecspaces.error import InvalidTypeError, InvalidValueError, SpaceMismatchError, message, show
 from vecspaces.spaces import Space, from_gymnasium
 
-__all__ = ["VectorSpaces", "as_vecspaces_space", "check_observation_mode", "resolve_spaces"]
+__all__ = [
+    "VectorSpaces",
+    "as_vecspaces_observation_mode",
+    "as_vecspaces_space",
+    "check_observation_mode",
+    "resolve_spaces",
+]
 
 ObservationMode = str | tuple[Space[Any], Space[Any]]
 
@@ -36,6 +42,15 @@ def as_vecspaces_space(space: Any, what: str) -> Space[Any]:
         raise InvalidTypeError(
             message(f"{what} is not a space", expected="a vecspaces or gymnasium space", got=show(space))
         ) from error
+
+
+def as_vecspaces_observation_mode(observation_mode: Any) -> Any:
+    """``observation_mode`` with a ``(batched, single)`` pair of Gymnasium spaces converted; else as it is."""
+    if isinstance(observation_mode, tuple) and len(observation_mode) == 2:
+        return tuple(
+            as_vecspaces_space(space, f"observation_mode[{index}]") for index, space in enumerate(observation_mode)
+        )
+    return observation_mode
 
 
 def check_observation_mode(observation_mode: Any) -> None:

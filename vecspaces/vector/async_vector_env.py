@@ -81,9 +81,16 @@ from vecspaces.vector._async.pool import WorkerPool, stop_processes
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, is_single_array, run_worker
-from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, check_observation_mode, resolve_spaces
+from vecspaces.vector._gymnasium_facing import brought_gymnasium
+from vecspaces.vector._spaces import (
+    ObservationMode,
+    as_vecspaces_observation_mode,
+    as_vecspaces_space,
+    check_observation_mode,
+    resolve_spaces,
+)
 from vecspaces.vector.infos import add_info
-from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
+from vecspaces.vector.vector_env import AutoresetMode, VectorEnv, autoreset_mode_of
 
 __all__ = ["AsyncVectorEnv"]
 
@@ -178,7 +185,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.shared_memory = shared_memory
         self.copy = copy
         self.observation_mode = observation_mode
-        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        gymnasium_arguments = brought_gymnasium(autoreset_mode, *_pair(observation_mode))
+        observation_mode = as_vecspaces_observation_mode(observation_mode)
         self.timeout = timeout
         self.restart_workers = restart_workers
         self.batch_size = _batch_size(batch_size, self.num_envs)
@@ -198,6 +207,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         try:
             probe_observation = as_vecspaces_space(probe.observation_space, "env 0 observation_space")
             probe_action = as_vecspaces_space(probe.action_space, "env 0 action_space")
+            self._gymnasium_user = gymnasium_arguments or brought_gymnasium(
+                probe, probe.observation_space, probe.action_space
+            )
             self.metadata = dict(getattr(probe, "metadata", {}))
             self.render_mode = getattr(probe, "render_mode", None)
             local_envs = [probe] + [fn() for fn in self.env_fns[1:local]] if local else []
@@ -275,10 +287,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             ],
             [as_vecspaces_space(d["action_space"], f"env {i} action_space") for i, d in enumerate(descriptions)],
         )
-        self.single_observation_space = spaces.single_observation_space
-        self.observation_space = spaces.observation_space
-        self.single_action_space = spaces.single_action_space
-        self.action_space = spaces.action_space
+        self._spaces = spaces
+        self._show_spaces(spaces, self._gymnasium_user)
 
         observations = self._memory.observations
         self._lender = None if observations is None else ObservationLender(observations, copy)
@@ -288,8 +298,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._piped_observations: list[Any] | None = None
         self._observation_buffer: Any = None
         if observations is None:
-            self._observation_buffer = create_empty_array(self.single_observation_space, self.num_envs, np.zeros)
-            self._piped_observations = _placeholders(self.observation_space, self._observation_buffer, self.num_envs)
+            self._observation_buffer = create_empty_array(spaces.single_observation_space, self.num_envs, np.zeros)
+            self._piped_observations = _placeholders(spaces.observation_space, self._observation_buffer, self.num_envs)
         self._all_envs = range(self.num_envs)
         action_layout = self._memory.actions.layout
         self._piped_actions = bool(action_layout.variable_leaves)
@@ -594,7 +604,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         for position, i in enumerate(ids):
             add_info(infos, self._env_infos.pop(i, {}), position, len(ids))
         control = self._control
-        observations = _take(self.single_observation_space, self._read_observations(), index)
+        observations = _take(self._spaces.single_observation_space, self._read_observations(), index)
         return (
             copied(observations) if self.copy else observations,
             control.rewards[index].copy(),
@@ -761,7 +771,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             else:
                 view[list(envs)] = actions
             return {}
-        action_space = self.action_space if count == self.num_envs else batch_space(self.single_action_space, count)
+        spaces = self._spaces
+        action_space = spaces.action_space if count == self.num_envs else batch_space(spaces.single_action_space, count)
         env_actions = actions_per_env(action_space, actions, count)
         if self._piped_actions:
             messages: dict[int, dict[int, Any]] = {}
@@ -803,7 +814,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             if values[0] is not None:
                 self._piped_observations[index] = values[0]
         self._observation_buffer = concatenate(
-            self.single_observation_space, self._piped_observations, self._observation_buffer
+            self._spaces.single_observation_space, self._piped_observations, self._observation_buffer
         )
         return self._observation_buffer
 
@@ -834,6 +845,11 @@ def _local_count(requested: int, num_envs: int) -> int:
             )
         )
     return requested
+
+
+def _pair(observation_mode: Any) -> tuple[Any, ...]:
+    """The spaces of an explicit ``(batched, single)`` observation mode, else nothing."""
+    return observation_mode if isinstance(observation_mode, tuple) else ()
 
 
 def _ignore_reply(w: int, command: Command, reply: Reply | None) -> None:

@@ -12,10 +12,11 @@ import numpy.typing as npt
 from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
+from vecspaces.vector._gymnasium_facing import brought_gymnasium
 from vecspaces.vector._runner import EnvRunner
-from vecspaces.vector._spaces import ObservationMode, as_vecspaces_space, resolve_spaces
+from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, as_vecspaces_space, resolve_spaces
 from vecspaces.vector.infos import add_info
-from vecspaces.vector.vector_env import AutoresetMode, VectorEnv
+from vecspaces.vector.vector_env import AutoresetMode, VectorEnv, autoreset_mode_of
 
 __all__ = ["SyncVectorEnv"]
 
@@ -52,12 +53,16 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         self.copy = copy
         self.observation_mode = observation_mode
-        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        pair = observation_mode if isinstance(observation_mode, tuple) else ()
+        observation_mode = as_vecspaces_observation_mode(observation_mode)
         self.envs = [fn() for fn in self.env_fns]
         self.num_envs = len(self.envs)
         self._runners = [EnvRunner(env, index, self.autoreset_mode) for index, env in enumerate(self.envs)]
 
-        self.metadata = dict(getattr(self.envs[0], "metadata", {}))
+        first = self.envs[0]
+        gymnasium_user = brought_gymnasium(autoreset_mode, *pair, first, first.observation_space, first.action_space)
+        self.metadata = dict(getattr(first, "metadata", {}))
         self.metadata["autoreset_mode"] = self.autoreset_mode
         self.render_mode = getattr(self.envs[0], "render_mode", None)
         spaces = resolve_spaces(
@@ -68,13 +73,11 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             ],
             [as_vecspaces_space(env.action_space, f"env {i} action_space") for i, env in enumerate(self.envs)],
         )
-        self.single_observation_space = spaces.single_observation_space
-        self.observation_space = spaces.observation_space
-        self.single_action_space = spaces.single_action_space
-        self.action_space = spaces.action_space
+        self._spaces = spaces
+        self._show_spaces(spaces, gymnasium_user)
 
         self._env_obs: list[Any] = [None] * self.num_envs
-        self._observations = create_empty_array(self.single_observation_space, self.num_envs, np.zeros)
+        self._observations = create_empty_array(spaces.single_observation_space, self.num_envs, np.zeros)
         self._rewards = np.zeros(self.num_envs, dtype=np.float64)
         self._terminations = np.zeros(self.num_envs, dtype=np.bool_)
         self._truncations = np.zeros(self.num_envs, dtype=np.bool_)
@@ -110,7 +113,7 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 self._env_obs[index], info = runner.reset(seed=seeds[index], options=options)
                 self._terminations[index] = self._truncations[index] = False
                 add_info(infos, info, index, self.num_envs)
-        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        self._observations = concatenate(self._spaces.single_observation_space, self._env_obs, self._observations)
         return (deepcopy(self._observations) if self.copy else self._observations), infos
 
     def step(
@@ -121,14 +124,14 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         Returns:
             ``(observations, rewards, terminations, truncations, infos)``.
         """
-        env_actions = actions_per_env(self.action_space, actions, self.num_envs)
+        env_actions = actions_per_env(self._spaces.action_space, actions, self.num_envs)
         infos: dict[str, Any] = {}
         for index, (runner, action) in enumerate(zip(self._runners, env_actions, strict=True)):
             obs, reward, terminated, truncated, info = runner.step(action)
             self._env_obs[index] = obs
             self._store_step(index, reward, terminated, truncated)
             add_info(infos, info, index, self.num_envs)
-        self._observations = concatenate(self.single_observation_space, self._env_obs, self._observations)
+        self._observations = concatenate(self._spaces.single_observation_space, self._env_obs, self._observations)
         return (
             deepcopy(self._observations) if self.copy else self._observations,
             self._rewards.copy(),

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces.error import InvalidValueError, message, show
+from vecspaces.spaces import to_gymnasium
 from vecspaces.spaces.space import Space, make_rng
+from vecspaces.vector._gymnasium_facing import gymnasium_facing
 
-__all__ = ["AutoresetMode", "VectorEnv"]
+if TYPE_CHECKING:
+    from vecspaces.vector._spaces import VectorSpaces
+
+__all__ = ["AutoresetMode", "VectorEnv", "autoreset_mode_of"]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
@@ -32,6 +38,42 @@ class AutoresetMode(Enum):
     NEXT_STEP = "NextStep"
     SAME_STEP = "SameStep"
     DISABLED = "Disabled"
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to Gymnasium's member of the same name too, from either side: Gymnasium's enum has no __eq__ of
+        # its own, so Python asks this one when Gymnasium's is on the left.
+        if isinstance(other, Enum) and type(other).__name__ == "AutoresetMode":
+            return self.value == other.value
+        return NotImplemented
+
+    __hash__ = Enum.__hash__  # the member's name, as for Gymnasium's members, so equal members hash alike
+
+
+def autoreset_mode_of(mode: Any) -> AutoresetMode:
+    """The :class:`AutoresetMode` that ``mode`` names: a member of it or of Gymnasium's enum, or a string value.
+
+    Raises:
+        InvalidValueError: ``mode`` names no autoreset mode.
+
+    Example:
+        >>> autoreset_mode_of("SameStep")
+        <AutoresetMode.SAME_STEP: 'SameStep'>
+    """
+    if isinstance(mode, AutoresetMode):
+        return mode
+    value = mode.value if isinstance(mode, Enum) and type(mode).__name__ == "AutoresetMode" else mode
+    for member in AutoresetMode:
+        if member.value == value:
+            return member
+    names = ", ".join(f"AutoresetMode.{member.name}" for member in AutoresetMode)
+    values = ", ".join(repr(member.value) for member in AutoresetMode)
+    raise InvalidValueError(
+        message(
+            "autoreset_mode is invalid",
+            expected=f"{names} (vecspaces' or Gymnasium's) or one of their values {values}",
+            got=show(mode),
+        )
+    )
 
 
 class VectorEnv(Generic[ObsType, ActType, ArrayType]):
@@ -57,6 +99,28 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
 
     _np_random: np.random.Generator | None = None
     _np_random_seed: int | None = None
+
+    def _show_spaces(self, spaces: VectorSpaces, gymnasium_user: bool) -> None:
+        """Set the four public spaces and ``metadata["autoreset_mode"]``, as Gymnasium's types for its users.
+
+        For a user who brought Gymnasium (``gymnasium_user``), the env becomes an instance of its Gymnasium-facing
+        subclass (see ``vecspaces.vector._gymnasium_facing``), with the spaces converted once here.
+        """
+        if gymnasium_user:
+            import gymnasium
+
+            self.__class__ = gymnasium_facing(type(self))
+            spaces = type(spaces)(
+                to_gymnasium(spaces.single_observation_space),
+                to_gymnasium(spaces.observation_space),
+                to_gymnasium(spaces.single_action_space),
+                to_gymnasium(spaces.action_space),
+            )
+            self.metadata["autoreset_mode"] = gymnasium.vector.AutoresetMode(self.metadata["autoreset_mode"].value)
+        self.single_observation_space = spaces.single_observation_space
+        self.observation_space = spaces.observation_space
+        self.single_action_space = spaces.single_action_space
+        self.action_space = spaces.action_space
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None

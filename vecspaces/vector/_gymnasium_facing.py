@@ -1,0 +1,53 @@
+"""The Gymnasium face of a vector env: what a user who brings Gymnasium gets back.
+
+A vector env built over ``gymnasium.Env`` instances (or given Gymnasium spaces or Gymnasium's
+``AutoresetMode``) shows Gymnasium's types: it becomes an instance of a subclass that also derives from
+``gymnasium.vector.VectorEnv``, its four public spaces are ``gymnasium.spaces`` objects and
+``metadata["autoreset_mode"]`` is Gymnasium's enum. So Gymnasium's vector wrappers, ``make_vec`` and the
+``isinstance`` checks of training scripts accept it after a one-line swap.
+
+Only the face changes, once, at construction: the env keeps its vecspaces spaces privately and every step runs
+on them, so nothing is converted per step (observations and actions are numpy arrays in both libraries).
+Whether the user brought Gymnasium is read from ``sys.modules``: if gymnasium was never imported, nothing the
+user passed can be Gymnasium's, and vecspaces never imports it.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+__all__ = ["brought_gymnasium", "gymnasium_facing"]
+
+
+def brought_gymnasium(*objects: Any) -> bool:
+    """Whether any of ``objects`` is a Gymnasium env, space or ``AutoresetMode`` (without importing gymnasium).
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> brought_gymnasium(Discrete(2), "NextStep", None)
+        False
+    """
+    gymnasium = sys.modules.get("gymnasium")
+    if gymnasium is None:
+        return False
+    kinds = (gymnasium.Env, gymnasium.spaces.Space, gymnasium.vector.AutoresetMode)
+    return any(isinstance(item, kinds) for item in objects)
+
+
+@functools.cache
+def gymnasium_facing(cls: type) -> type:
+    """The subclass of the vector env class ``cls`` that is also a ``gymnasium.vector.VectorEnv``.
+
+    ``cls`` comes first in the method order, so every method and property of the vector env is its own; the
+    Gymnasium base only adds what ``isinstance`` and Gymnasium's wrappers look for. The subclass keeps the
+    name of ``cls``, so reprs and messages do not change.
+    """
+    import gymnasium
+
+    return type(
+        cls.__name__,
+        (cls, gymnasium.vector.VectorEnv),
+        {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__},
+    )
