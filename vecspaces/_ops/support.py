@@ -26,10 +26,15 @@ its values are opaque Python objects, so:
 - the operations that need to know the values' structure raise :class:`~vecspaces.error.CustomSpaceError`
   naming the operation and how to register an implementation: the flatten family,
   ``is_space_dtype_shape_equiv``, ``iterate`` on the unbatched space (a custom space is never a batch) and
-  shared memory (``layout_nodes``).
+  shared memory (``layout_nodes`` and the three shared-memory functions);
+- the vector envs run them as they are: ``AsyncVectorEnv`` (either ``shared_memory`` setting, every start
+  method, pool mode too) sends a custom leaf of an observation or action through its pipes, leaf by leaf as it
+  sends Sequence and Graph values, while every other leaf stays in shared memory; ``SyncVectorEnv`` passes the
+  values along.
 
 Registering an implementation (``@flatten.register(MySpace)``, ``@layout_nodes.register(MySpace)``...)
-replaces the rule for that operation, both for the space itself and inside a Dict, Tuple or other composite.
+replaces the rule for that operation, both for the space itself and inside a Dict, Tuple or other composite;
+with a registered layout, a worker pool stores the space's values in shared memory as that layout says.
 """
 
 from __future__ import annotations
@@ -160,14 +165,18 @@ UNSUPPORTED: dict[tuple[str, str], Unsupported] = {
         "a custom space is never a batch; its batch is a Tuple of copies, iterate that Tuple",
     ),
     (SHARED_MEMORY, CUSTOM): Unsupported(
-        CustomSpaceError, "the values of a custom space are opaque objects with no known fixed-size layout"
+        CustomSpaceError,
+        "the values of a custom space are opaque objects with no known fixed-size layout; "
+        "a worker pool sends them through its pipe",
     ),
 }
 
 _FIXED_FLAT_SIZE = Condition("every child has a fixed flat size (no Sequence or Graph inside)", NotFlattenableError)
 _FIXED_SIZE = Condition(
     "every child has a fixed size; the three shared-memory functions name the path of a Sequence or Graph "
-    "inside (also for memory made by SharedLayout.allocate), and a worker pool sends such a child through its pipe",
+    "inside (also for memory made by SharedLayout.allocate), and a worker pool sends such a child through its pipe; "
+    "a custom child without a registered layout follows the custom-space rule (CustomSpaceError here, through "
+    "the pipe in a worker pool)",
     InvalidTypeError,
 )
 CONDITIONS: dict[tuple[str, str], Condition] = {
@@ -366,7 +375,8 @@ def render_support_table() -> str:
         "",
         "Custom spaces: batch_space, batch_differing_spaces, concatenate and create_empty_array treat their",
         "values as opaque objects (a Tuple of copies, a tuple of items, a tuple of None); the operations that",
-        "need the values' structure raise CustomSpaceError until an implementation is registered.",
+        "need the values' structure raise CustomSpaceError until an implementation is registered. The vector",
+        "envs run them: AsyncVectorEnv sends custom leaves through its pipes, the other leaves by shared memory.",
     ]
     return "\n".join(lines)
 

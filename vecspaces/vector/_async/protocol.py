@@ -10,7 +10,16 @@ from typing import Any
 
 import cloudpickle
 
-__all__ = ["Command", "EnvError", "RemoteTraceback", "Reply", "add_note", "capture_error", "rebuild_error"]
+__all__ = [
+    "ActionLeaves",
+    "Command",
+    "EnvError",
+    "RemoteTraceback",
+    "Reply",
+    "add_note",
+    "capture_error",
+    "rebuild_error",
+]
 
 
 class Command(IntEnum):
@@ -55,6 +64,21 @@ class EnvError:
     type_name: str
     text: str
     traceback: str
+
+
+@dataclass
+class ActionLeaves:
+    """What a step command carries when actions have variable-size leaves (Sequence, Graph, custom spaces).
+
+    The fixed-size leaves of those actions are in shared memory, as for any action; only these values travel
+    with the command. (A step command may instead carry whole actions, ``{env index: action}``.)
+
+    Attributes:
+        values: per env index, the values of its action's variable-size leaves, in the order of the action
+            layout's ``variable_leaves`` (what ``SharedBatch.write`` returned for it).
+    """
+
+    values: dict[int, tuple[Any, ...]]
 
 
 @dataclass

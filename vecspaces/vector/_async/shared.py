@@ -14,22 +14,27 @@ part               contents
                    the main process's :class:`~vecspaces.vector._async.waiting.TrialSpin`)
 =================  =======================================================================================
 
+Observations and actions are laid out with ``custom_as_variable=True``: a leaf with no fixed size (Sequence,
+Graph, a OneOf holding one) and a custom space with no registered layout are *variable-size* leaves, which the
+buffer does not hold. Their values travel through the pipes, leaf by leaf, while every other leaf of the same
+observation or action stays in shared memory (:meth:`SharedStepMemory.write_actions` splits actions that way).
+
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
 command/done semaphores (see ``vecspaces.vector.async_vector_env``), never by a lock.
 """
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces.error import CustomSpaceError
 from vecspaces.spaces import Box, Dict, Space
 from vecspaces.vector._async.lending import buffers_needed
+from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
 
 __all__ = ["Control", "SharedStepMemory"]
@@ -98,13 +103,38 @@ class SharedStepMemory:
         self.concurrency: Any = None if max_concurrency is None else ctx.BoundedSemaphore(max_concurrency)
         self.observations: tuple[SharedBatch, ...] | None = None
         if shared_observations:
-            # A custom space without a layout: its observations travel through the pipes.
-            with contextlib.suppress(CustomSpaceError):
-                layout = SharedLayout(observation_space, num_envs)
-                copies = buffers_needed(layout, lend_observations)
-                self.observations = tuple(layout.allocate(ctx, name="obs") for _ in range(copies))
-        self.actions: SharedBatch = SharedLayout(action_space, num_envs).allocate(ctx, name="action")
+            layout = SharedLayout(observation_space, num_envs, custom_as_variable=True)
+            copies = buffers_needed(layout, lend_observations)
+            self.observations = tuple(layout.allocate(ctx, name="obs") for _ in range(copies))
+        self.actions: SharedBatch = SharedLayout(action_space, num_envs, custom_as_variable=True).allocate(
+            ctx, name="action"
+        )
         self._control: SharedBatch = SharedLayout(_control_space(num_envs, num_workers), 1).allocate(ctx)
+
+    def write_actions(
+        self, envs: Sequence[int], env_actions: Sequence[Any], worker_of: Sequence[int]
+    ) -> dict[int, ActionLeaves]:
+        """Write the fixed-size leaves of actions that have variable-size leaves; return the rest per worker.
+
+        Each action is checked whole before any of its leaves is written (see ``SharedBatch.write``).
+
+        Args:
+            envs: the envs the actions are for.
+            env_actions: one action per env of ``envs``.
+            worker_of: the worker of each env of the pool.
+
+        Returns:
+            Per worker, the values of the variable-size leaves of its envs' actions, to send with the command.
+        """
+        write = self.actions.write
+        messages: dict[int, ActionLeaves] = {}
+        for i, action in zip(envs, env_actions, strict=True):
+            w = int(worker_of[i])
+            leaves = messages.get(w)
+            if leaves is None:
+                leaves = messages[w] = ActionLeaves({})
+            leaves.values[i] = write(i, action)
+        return messages
 
     def control(self) -> Control:
         """Numpy views of the control block (make them after unpickling, in the process that uses them)."""

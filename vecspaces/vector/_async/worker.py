@@ -23,7 +23,7 @@ import numpy as np
 from vecspaces._ops.layout import ArrayLeaf, DictNode, TupleNode
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.vector._async.lending import copied
-from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
+from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, capture_error
 from vecspaces.vector._async.shared import Control, SharedStepMemory
 from vecspaces.vector._async.waiting import AdaptiveSpin, acquire
 from vecspaces.vector._runner import EnvRunner
@@ -34,6 +34,10 @@ __all__ = ["WorkerConfig", "run_worker"]
 
 # How long a blocked worker sleeps before checking that the main process still exists.
 PARENT_CHECK_SECONDS = 0.5
+
+# What a step command carries: nothing (actions are in shared memory), the variable-size leaves of the
+# actions (their fixed-size leaves are in shared memory) or whole actions, keyed by env index.
+PipedActions = ActionLeaves | dict[int, Any] | None
 
 
 @dataclass
@@ -193,6 +197,7 @@ class EnvSlice:
         self.positions = range(len(self.runners))
         self.control: Control = memory.control()
         self.variable_actions = bool(memory.actions.layout.variable_leaves)
+        self.read_action = memory.actions.read_env
         envs_slice = slice(env_indices.start, env_indices.stop)
         self.rewards = self.control.rewards[envs_slice]
         self.terminations = self.control.terminations[envs_slice]
@@ -216,20 +221,28 @@ class EnvSlice:
         """Run ``command`` with its (decoded) arguments on the envs of the slice."""
         return self.handlers[command](arguments)
 
-    def step(self, piped_actions: dict[int, Any] | None) -> Reply | None:
+    def step(self, piped_actions: PipedActions) -> Reply | None:
         """Step every env of the slice."""
         return self._step(piped_actions, self.positions)
 
-    def step_selected(self, piped_actions: dict[int, Any] | None) -> Reply | None:
+    def step_selected(self, piped_actions: PipedActions) -> Reply | None:
         """Step the envs whose ``stepping`` flag is set (pool mode), clearing the flags."""
         stepping = self.stepping
         positions = [position for position in self.positions if stepping[position]]
         stepping.fill(0)
         return self._step(piped_actions, positions)
 
-    def _step(self, piped_actions: dict[int, Any] | None, positions: Iterable[int]) -> Reply | None:
-        # Actions with variable-size leaves come whole with the command; the others from shared memory.
-        actions = self.read_actions() if piped_actions is None else [piped_actions.get(i) for i in self.env_indices]
+    def _piped_actions(self, piped: ActionLeaves | dict[int, Any]) -> list[Any]:
+        """The actions of a step whose command carried actions (those with variable-size leaves)."""
+        if not isinstance(piped, ActionLeaves):  # whole actions
+            return [piped.get(i) for i in self.env_indices]
+        # The fixed-size leaves from shared memory, copied so an env that keeps its action keeps it unchanged;
+        # the command carried the others.
+        values, read = piped.values, self.read_action
+        return [copied(read(i, values[i])) if i in values else None for i in self.env_indices]
+
+    def _step(self, piped_actions: PipedActions, positions: Iterable[int]) -> Reply | None:
+        actions = self.read_actions() if piped_actions is None else self._piped_actions(piped_actions)
         rewards, terminations, truncations = self.rewards, self.terminations, self.truncations
         runners, steppers = self.runners, self.steppers
         write = self.writers[self.generation[0]]

@@ -22,7 +22,10 @@ and no dispatch:
   decodes them once in its async pool and then returns stale values).
 - **Variable-size leaves** (Sequence, Graph) are not stored; they are listed in
   :attr:`SharedLayout.variable_leaves`, :meth:`SharedBatch.write` returns their values and
-  :meth:`SharedBatch.read` takes them back, so a worker pool can send just those through its pipe.
+  :meth:`SharedBatch.read` takes them back, so a worker pool can send just those through its pipe. With
+  ``custom_as_variable=True`` (what a worker pool asks for) a custom space with no registered layout is such a
+  leaf too, wherever it sits, instead of an error: its values are opaque objects, and a pipe carries any
+  object that pickles.
 
 What a write checks is the *layout*, not membership of the space: shapes must match exactly, numbers are
 cast to the slot's dtype with numpy's unsafe casting (as Gymnasium's ``np.asarray(value, dtype)``), strings
@@ -66,7 +69,8 @@ from vecspaces._ops.layout import (
     format_path,
     layout_nodes,
 )
-from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
+from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces import Dict, Tuple
 from vecspaces.spaces.space import Space
 
 __all__ = [
@@ -81,6 +85,7 @@ __all__ = [
     "TupleNode",
     "VariableLeaf",
     "layout_nodes",
+    "layout_nodes_or_variable",
 ]
 
 # Slots start on a cache-line boundary; regions inside a OneOf only need numpy's largest alignment.
@@ -135,6 +140,47 @@ class _ValueProblem(Exception):
                 at=format_path(root, self.path),
             )
         )
+
+
+def layout_nodes_or_variable(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
+    """:func:`layout_nodes`, with every custom space that has no registered layout as a :class:`VariableLeaf`.
+
+    Only the custom spaces themselves become variable: the Dicts and Tuples around them keep their nodes, so
+    every fixed-size leaf beside them keeps its slot. A composite that needs a fixed layout for its children
+    (a OneOf) becomes one variable leaf as a whole, as it does with a Sequence branch.
+
+    Args:
+        space: the space of one value.
+        path: the path of the value inside the root value.
+
+    Returns:
+        The nodes in pre-order.
+
+    Example:
+        >>> from vecspaces.spaces import Box, Space
+        >>> class Bag(Space):
+        ...     pass
+        >>> [type(node).__name__ for node in layout_nodes_or_variable(Dict(bag=Bag(), pos=Box(0, 1, (2,))))]
+        ['DictNode', 'VariableLeaf', 'ArrayLeaf']
+    """
+    try:
+        return layout_nodes(space, path)
+    except CustomSpaceError:
+        pass  # somewhere inside there is a custom space; this only runs once per layout, so finding it is cheap
+    # Walk into Dicts and Tuples laid out by the built-in kernels, so only the custom leaves go variable.
+    kernel = layout_nodes.dispatch(type(space))
+    nodes: list[LayoutNode]
+    if isinstance(space, Dict) and kernel is layout_nodes.dispatch(Dict):
+        nodes = [DictNode(path, tuple(space.spaces))]
+        for key, child in space.spaces.items():
+            nodes += layout_nodes_or_variable(child, (*path, key))
+        return nodes
+    if isinstance(space, Tuple) and kernel is layout_nodes.dispatch(Tuple):
+        nodes = [TupleNode(path, len(space.spaces))]
+        for position, child in enumerate(space.spaces):
+            nodes += layout_nodes_or_variable(child, (*path, position))
+        return nodes
+    return [VariableLeaf(path, space)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -298,17 +344,22 @@ class SharedLayout:
     Args:
         space: the space of one value.
         n: the number of values in the batch.
+        custom_as_variable: lay out a custom space that has no registered layout as a variable-size leaf
+            (see :func:`layout_nodes_or_variable`), as a worker pool does to send its values through its
+            pipe, instead of raising :class:`~vecspaces.error.CustomSpaceError`.
 
     Attributes:
         space: the space of one value.
         n: the batch size.
+        custom_as_variable: whether custom spaces without a layout are variable-size leaves.
         nodes: the space's layout nodes in pre-order (see :func:`layout_nodes`).
         slots: the fixed-size slots in buffer order, each with its path, dtype, per-env shape and offset.
         variable_leaves: the leaves with no fixed size, which the buffer does not hold.
         nbytes: the size of the buffer region the layout needs.
 
     Raises:
-        CustomSpaceError: the space (or a space inside it) has no registered layout.
+        CustomSpaceError: the space (or a space inside it) has no registered layout, and
+            ``custom_as_variable`` is False.
 
     Example:
         >>> from vecspaces.spaces import Box, Dict, Discrete
@@ -324,10 +375,11 @@ class SharedLayout:
         array([0, 0, 1, 0])
     """
 
-    def __init__(self, space: Space[Any], n: int = 1) -> None:
+    def __init__(self, space: Space[Any], n: int = 1, custom_as_variable: bool = False) -> None:
         self.space: Space[Any] | None = space
         self.n = check_batch_size("SharedLayout", n)
-        self._build(tuple(layout_nodes(space, ())), SLOT_ALIGNMENT)
+        self.custom_as_variable = bool(custom_as_variable)
+        self._build(tuple(self.nodes_of(space)), SLOT_ALIGNMENT)
 
     @classmethod
     def _from_nodes(cls, nodes: tuple[LayoutNode, ...], alignment: int) -> SharedLayout:
@@ -335,8 +387,13 @@ class SharedLayout:
         layout = cls.__new__(cls)
         layout.space = None
         layout.n = 1
+        layout.custom_as_variable = False
         layout._build(nodes, alignment)
         return layout
+
+    def nodes_of(self, space: Space[Any]) -> list[LayoutNode]:
+        """The layout nodes of ``space`` as this layout computes them (custom spaces as it treats them)."""
+        return layout_nodes_or_variable(space) if self.custom_as_variable else layout_nodes(space, ())
 
     def _build(self, nodes: tuple[LayoutNode, ...], alignment: int) -> None:
         self.nodes = nodes
@@ -478,7 +535,7 @@ class SharedLayout:
             raise InvalidTypeError(
                 message("a OneOf branch layout cannot be pickled", expected="a top-level layout", got="a branch")
             )
-        return (SharedLayout, (self.space, self.n))
+        return (SharedLayout, (self.space, self.n, self.custom_as_variable))
 
     def __repr__(self) -> str:
         return (
@@ -719,41 +776,54 @@ class SharedBatch:
         for position, decode in self._fresh:
             leaves[position] = decode()
         if variable is not None:
-            if len(variable) != len(self._variable_positions):
-                raise InvalidValueError(
-                    message(
-                        "read was given the wrong number of variable-size values",
-                        expected=f"{len(self._variable_positions)} values, one per variable-size leaf",
-                        got=f"{len(variable)} values",
-                    )
-                )
+            self._check_variable_count("read", variable)
             for position, batched in zip(self._variable_positions, variable, strict=True):
                 leaves[position] = batched
         return leaves
+
+    def _check_variable_count(self, call: str, variable: Sequence[Any]) -> None:
+        if len(variable) != len(self._variable_positions):
+            raise InvalidValueError(
+                message(
+                    f"{call} was given the wrong number of variable-size values",
+                    expected=f"{len(self._variable_positions)} values, one per variable-size leaf",
+                    got=f"{len(variable)} values",
+                )
+            )
 
     def assemble(self, leaves: list[Any]) -> Any:
         """Put the entries of :meth:`read_leaves` (possibly replaced) into the structure of the batched space."""
         return self.layout._assemble(leaves)
 
-    def read_env(self, index: int) -> Any:
+    def read_env(self, index: int, variable: Sequence[Any] | None = None) -> Any:
         """Return env ``index``'s value: array rows as views (0-d ones as scalars), Text and OneOf decoded.
 
+        Args:
+            index: the env's position in the batch.
+            variable: the env's values of the variable-size leaves, as :meth:`write` returned them, to put
+                back in the structure; without it those leaves read as None.
+
         Example:
-            >>> from vecspaces.spaces import Discrete
-            >>> batch = SharedLayout(Discrete(4), n=2).allocate()
-            >>> _ = batch.write(1, 3)
-            >>> batch.read_env(1)
-            3
+            >>> from vecspaces.spaces import Discrete, Sequence, Tuple
+            >>> batch = SharedLayout(Tuple((Discrete(4), Sequence(Discrete(2)))), n=2).allocate()
+            >>> sent = batch.write(1, (3, (1, 0)))
+            >>> batch.read_env(1, sent)
+            (3, (1, 0))
         """
         if type(index) is not int or not 0 <= index < self.n:
             index = self._check_index(index)
-        return self.layout._assemble([read(index) for read in self._env_readers])
+        leaves = [read(index) for read in self._env_readers]
+        if variable is not None:
+            self._check_variable_count("read_env", variable)
+            for position, value in zip(self._variable_positions, variable, strict=True):
+                leaves[position] = value
+        return self.layout._assemble(leaves)
 
     def accepts(self, space: Space[Any]) -> bool:
         """Whether ``space`` has the layout of the space this batch was made for (remembered when True)."""
         if space is self._accepted_space:
             return True
-        if tuple(layout_nodes(space, ())) != self.layout.nodes:
+        if tuple(self.layout.nodes_of(space)) != self.layout.nodes:
             return False
         self._accepted_space = space
         return True
@@ -772,14 +842,20 @@ class SharedBatch:
                     fix="pass it to the worker when starting it; it stays shared afterwards",
                 )
             )
-        return (_rebuild_batch, (self.layout.space, self.n, self.buffer, self.offset, self.name))
+        layout = self.layout
+        return (
+            _rebuild_batch,
+            (layout.space, self.n, self.buffer, self.offset, self.name, layout.custom_as_variable),
+        )
 
     def __repr__(self) -> str:
         return f"SharedBatch({self.layout.space!r}, n={self.n}, nbytes={self.layout.nbytes})"
 
 
-def _rebuild_batch(space: Space[Any], n: int, buffer: Any, offset: int, name: str) -> SharedBatch:
-    return SharedLayout(space, n).bind(buffer, offset, name)
+def _rebuild_batch(
+    space: Space[Any], n: int, buffer: Any, offset: int, name: str, custom_as_variable: bool = False
+) -> SharedBatch:
+    return SharedLayout(space, n, custom_as_variable).bind(buffer, offset, name)
 
 
 def _all_envs(read_env: Callable[[int], Any], n: int) -> Callable[[], tuple[Any, ...]]:
