@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,3 +29,13 @@ def test_ci_runs_the_readme_commands() -> None:
     demo, tests = readme_commands()
     for command in demo.split(" && ")[2:] + tests.split(" && ")[2:]:
         assert command in ci, f"{command!r} from the README is not run by .ci/run"
+
+
+@pytest.mark.timeout(300)
+def test_readme_python_examples_run() -> None:
+
+    blocks = re.findall(r"```python\n(.*?)\n```", (ROOT / "README.md").read_text(), flags=re.DOTALL)
+    assert len(blocks) >= 2 and "# was: from gymnasium.vector import AsyncVectorEnv" in blocks[0]
+    for block in blocks:
+        result = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert result.returncode == 0, f"{block}\n{result.stderr}"
