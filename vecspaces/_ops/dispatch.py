@@ -7,17 +7,27 @@ the ``functools`` function underneath (``register``, ``dispatch``, ``registry`` 
 Gymnasium users expect) and caches the implementation per class in a plain dict, cleared on every
 ``register``, and, as ``functools`` does, whenever the ABC registry changes once an ABC has been registered.
 :func:`lookup` gives composite kernels the same cached lookup for their children.
+
+A Gymnasium space given to an operation finds no implementation of its own (its class is Gymnasium's), so the
+lookup would fall through to the declaration's default, which refuses it. Only then, once per class, the cache
+gets a converting implementation instead (:func:`convert_gymnasium_arguments`): it converts every Gymnasium
+space among the arguments with ``from_gymnasium`` and calls the operation again on vecspaces spaces, whose
+results are vecspaces objects. Calls on vecspaces spaces never reach that code, and an implementation
+registered for a Gymnasium class takes precedence. Gymnasium is never imported here: a class is Gymnasium's
+only if ``gymnasium.spaces`` is already in ``sys.modules``.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 from abc import get_cache_token
 from collections.abc import Callable
 from types import UnionType
 from typing import Any, TypeVar
 
-__all__ = ["lookup", "singledispatch"]
+__all__ = ["convert_gymnasium_arguments", "is_gymnasium_space_class", "lookup", "singledispatch"]
 
 R = TypeVar("R")
 
@@ -49,7 +59,7 @@ def singledispatch(function: Callable[..., R]) -> functools._SingleDispatchCalla
         try:
             implementation = cache[cls]
         except KeyError:
-            implementation = cache[cls] = dispatch(cls)
+            implementation = cache[cls] = find(cls)
         return implementation(*args, **kwargs)
 
     def lookup(cls: type) -> Callable[..., R]:
@@ -58,8 +68,16 @@ def singledispatch(function: Callable[..., R]) -> functools._SingleDispatchCalla
         try:
             return cache[cls]
         except KeyError:
-            implementation = cache[cls] = dispatch(cls)
+            implementation = cache[cls] = find(cls)
             return implementation
+
+    def find(cls: type) -> Callable[..., R]:
+        implementation = dispatch(cls)
+        # The default (registered for object) is what a class without an implementation gets; for a Gymnasium
+        # space it would refuse the argument, so convert instead.
+        if implementation is generic.registry[object] and is_gymnasium_space_class(cls):
+            return convert_gymnasium_arguments(call, function)
+        return implementation
 
     def register(cls: Any, func: Callable[..., Any] | None = None) -> Any:
         nonlocal cache_token
@@ -99,3 +117,55 @@ def lookup(function: Any) -> Callable[[type], Callable[..., Any]]:
         'object'
     """
     return getattr(function, "lookup", function.dispatch)
+
+
+def is_gymnasium_space_class(cls: type) -> bool:
+    """Whether ``cls`` is ``gymnasium.spaces.Space`` or a subclass, found without importing gymnasium.
+
+    If ``gymnasium.spaces`` is not in ``sys.modules`` nothing can be one of its spaces.
+
+    Example:
+        >>> from vecspaces.spaces import Box
+        >>> is_gymnasium_space_class(Box), is_gymnasium_space_class(int)
+        (False, False)
+    """
+    gymnasium_spaces = sys.modules.get("gymnasium.spaces")
+    return gymnasium_spaces is not None and isinstance(cls, type) and issubclass(cls, gymnasium_spaces.Space)
+
+
+def convert_gymnasium_arguments(operation: Callable[..., R], declaration: Callable[..., Any]) -> Callable[..., R]:
+    """An implementation of ``operation`` that converts its Gymnasium space arguments, then calls it again.
+
+    Every argument that is a Gymnasium space is converted once with ``from_gymnasium`` (so
+    ``is_space_dtype_shape_equiv`` converts both spaces); values are passed on unchanged. A custom Gymnasium
+    kind raises :class:`~vecspaces.error.CustomSpaceError` naming the operation and the argument.
+
+    Args:
+        operation: the dispatching function, called again with the converted arguments.
+        declaration: the declared function, whose name and parameter names the errors use.
+
+    Returns:
+        The implementation, to be cached for the Gymnasium class.
+
+    Example:
+        >>> import gymnasium
+        >>> from vecspaces.spaces import flatdim
+        >>> flatdim(gymnasium.spaces.Dict(a=gymnasium.spaces.Discrete(3), b=gymnasium.spaces.Box(0, 1, (2,))))
+        5
+    """
+    from vecspaces.spaces._gymnasium import convert_from_gymnasium  # a layer above: it builds concrete spaces
+
+    name = declaration.__name__
+    parameters = list(inspect.signature(declaration).parameters)
+
+    def convert(value: Any, argument: str) -> Any:
+        return convert_from_gymnasium(value, name, argument) if is_gymnasium_space_class(type(value)) else value
+
+    def converting(*args: Any, **kwargs: Any) -> R:
+        converted = [
+            convert(value, parameters[index] if index < len(parameters) else f"args[{index}]")
+            for index, value in enumerate(args)
+        ]
+        return operation(*converted, **{key: convert(value, key) for key, value in kwargs.items()})
+
+    return converting

@@ -209,6 +209,68 @@ def from_gymnasium(space: Any) -> Space[Any]:
     return converted
 
 
+def convert_from_gymnasium(space: Any, caller: str, path: str = "space") -> Space[Any]:
+    """:func:`from_gymnasium` for callers that already know ``space`` is a Gymnasium space.
+
+    Errors name ``caller`` (the operation that needed the conversion) and start their path at ``path`` (the
+    caller's argument), so ``flatdim(gym_space)`` reports ``flatdim cannot convert ... at space['a']``.
+
+    Args:
+        space: a ``gymnasium.spaces.Space`` (gymnasium is therefore imported).
+        caller: the name of the function that converts, for error messages.
+        path: the name of the caller's argument that holds ``space``.
+
+    Returns:
+        The vecspaces space.
+
+    Raises:
+        CustomSpaceError: ``space`` (or a child of it) is a custom Gymnasium space kind.
+
+    Example:
+        >>> import gymnasium
+        >>> convert_from_gymnasium(gymnasium.spaces.MultiBinary(3), "flatdim")
+        MultiBinary(3)
+    """
+    converted: Space[Any] = _convert(space, _gymnasium_spaces(caller), _vecspaces_spaces(), caller, path)
+    return converted
+
+
+def convert_to_gymnasium(space: Any, caller: str, path: str = "space") -> Any:
+    """:func:`to_gymnasium` (which calls it) with errors that name ``caller`` and start their path at ``path``.
+
+    Args:
+        space: a vecspaces space or a Gymnasium space (returned unchanged).
+        caller: the name of the function that converts, for error messages.
+        path: where ``space`` is for the caller, e.g. ``env.observation_space``.
+
+    Returns:
+        The ``gymnasium.spaces.Space``.
+
+    Raises:
+        ImportError: gymnasium is not installed.
+        InvalidTypeError: ``space`` is not a space of either library.
+        CustomSpaceError: ``space`` (or a child of it) is a custom space kind with no Gymnasium counterpart.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> convert_to_gymnasium(Discrete(2), "as_gymnasium_env", "env.action_space")
+        Discrete(2)
+    """
+    target = _gymnasium_spaces(caller)
+    if isinstance(space, target.Space):
+        return space
+    source = _vecspaces_spaces()
+    if not isinstance(space, source.Space):
+        raise InvalidTypeError(
+            message(
+                f"{caller} needs a space" + ("" if path == "space" else f" as {path}"),
+                expected="a vecspaces space (a gymnasium.spaces.Space is returned unchanged)",
+                got=show(space),
+            )
+        )
+    return _convert(space, source, target, caller, path)
+
+
 def to_gymnasium(space: Any) -> Any:
     """Convert a vecspaces space, nested ones included, to the equivalent Gymnasium space.
 
@@ -232,16 +294,4 @@ def to_gymnasium(space: Any) -> Any:
         >>> to_gymnasium(Box(0, 1, (2,)))
         Box(0.0, 1.0, (2,), float32)
     """
-    target = _gymnasium_spaces("to_gymnasium")
-    if isinstance(space, target.Space):
-        return space
-    source = _vecspaces_spaces()
-    if not isinstance(space, source.Space):
-        raise InvalidTypeError(
-            message(
-                "to_gymnasium needs a space",
-                expected="a vecspaces space (a gymnasium.spaces.Space is returned unchanged)",
-                got=show(space),
-            )
-        )
-    return _convert(space, source, target, "to_gymnasium", "space")
+    return convert_to_gymnasium(space, "to_gymnasium")

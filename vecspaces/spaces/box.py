@@ -18,7 +18,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces.space import Space
+from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Box"]
 
@@ -318,14 +318,20 @@ class Box(Space[NDArray[Any]]):
     def __eq__(self, other: object) -> bool:
         """Return whether ``other`` is a Box of the same shape, dtype and bounds.
 
-        Float bounds are compared with ``np.allclose`` (as Gymnasium does), integer bounds exactly.
+        Float bounds are compared with ``np.allclose`` (as Gymnasium does), integer bounds exactly. A Gymnasium
+        space is converted and compared the same way (:func:`~vecspaces.spaces.space.equals_gymnasium`, which
+        every kind's ``__eq__`` uses); with the Gymnasium space on the left, Gymnasium's ``__eq__`` decides and
+        answers False.
 
         Example:
             >>> Box(0, 1, (2,)) == Box(0.0, 1.0, (2,)), Box(0, 1, (2,)) == Box(0, 1, (2,), np.float64)
             (True, False)
+            >>> import gymnasium
+            >>> Box(0, 1, (2,)) == gymnasium.spaces.Box(0, 1, (2,)), gymnasium.spaces.Box(0, 1, (2,)) == Box(0, 1, (2,))
+            (True, False)
         """
         if not isinstance(other, Box):
-            return False
+            return equals_gymnasium(self, other)
         if self.shape != other.shape or self.dtype != other.dtype:
             return False
         if self.dtype.kind == "f":

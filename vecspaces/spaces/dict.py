@@ -12,7 +12,7 @@ import numpy as np
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container, located
-from vecspaces.spaces.space import Space
+from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Dict"]
 
@@ -231,7 +231,9 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
 
     def __eq__(self, other: object) -> bool:
         # As Gymnasium: plain dict equality, which ignores the key order.
-        return isinstance(other, Dict) and self.spaces == other.spaces
+        if not isinstance(other, Dict):
+            return equals_gymnasium(self, other)
+        return self.spaces == other.spaces
 
     def __repr__(self) -> str:
         return "Dict(" + ", ".join(f"{key!r}: {space}" for key, space in self.spaces.items()) + ")"

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
-from vecspaces.spaces.space import Space
+from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Discrete"]
 
@@ -160,13 +160,10 @@ class Discrete(Space[np.integer[Any]]):
         return f"Discrete({', '.join(parts)})"
 
     def __eq__(self, other: object) -> bool:
-        """Return whether ``other`` is a Discrete space with the same ``n``, ``start`` and dtype."""
-        return (
-            isinstance(other, Discrete)
-            and int(self.n) == int(other.n)
-            and int(self.start) == int(other.start)
-            and self.dtype == other.dtype
-        )
+        """Whether ``other`` is a Discrete space (or a Gymnasium one) with the same ``n``, ``start`` and dtype."""
+        if not isinstance(other, Discrete):
+            return equals_gymnasium(self, other)
+        return int(self.n) == int(other.n) and int(self.start) == int(other.start) and self.dtype == other.dtype
 
     __hash__ = None  # type: ignore[assignment]  # equality compares mutable attributes
 

@@ -14,7 +14,7 @@ from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container
 from vecspaces.spaces._masks import reject_both
 from vecspaces.spaces.sequence import stack_items, unstack
-from vecspaces.spaces.space import Space, derive_seeds
+from vecspaces.spaces.space import Space, derive_seeds, equals_gymnasium
 
 __all__ = ["Graph", "GraphInstance"]
 
@@ -368,7 +368,9 @@ class Graph(Space[GraphInstance]):
         return result
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Graph) and self.node_space == other.node_space and self.edge_space == other.edge_space
+        if not isinstance(other, Graph):
+            return equals_gymnasium(self, other)
+        return self.node_space == other.node_space and self.edge_space == other.edge_space
 
     def __repr__(self) -> str:
         return f"Graph({self.node_space!r}, {self.edge_space!r})"

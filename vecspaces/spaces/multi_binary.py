@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
-from vecspaces.spaces.space import Space
+from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["MultiBinary"]
 
@@ -157,8 +157,10 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
         return f"MultiBinary({self.n})"
 
     def __eq__(self, other: object) -> bool:
-        """Return whether ``other`` is a MultiBinary space of the same shape."""
-        return isinstance(other, MultiBinary) and self.shape == other.shape
+        """Return whether ``other`` is a MultiBinary space (or a Gymnasium one) of the same shape."""
+        if not isinstance(other, MultiBinary):
+            return equals_gymnasium(self, other)
+        return self.shape == other.shape
 
     __hash__ = None  # type: ignore[assignment]
 

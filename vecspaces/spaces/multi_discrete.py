@@ -14,7 +14,7 @@ import numpy.typing as npt
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
 from vecspaces.spaces.discrete import Discrete, draw_allowed, draw_weighted, integer_dtype
-from vecspaces.spaces.space import Space
+from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["MultiDiscrete"]
 
@@ -305,10 +305,11 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
         return f"MultiDiscrete({self.nvec})"
 
     def __eq__(self, other: object) -> bool:
-        """Return whether ``other`` is a MultiDiscrete space with the same dtype, ``nvec`` and ``start``."""
+        """Whether ``other`` is a MultiDiscrete (or a Gymnasium one) with the same dtype, ``nvec`` and ``start``."""
+        if not isinstance(other, MultiDiscrete):
+            return equals_gymnasium(self, other)
         return bool(
-            isinstance(other, MultiDiscrete)
-            and self.dtype == other.dtype
+            self.dtype == other.dtype
             and self.shape == other.shape
             and (self.nvec == other.nvec).all()
             and (self.start == other.start).all()

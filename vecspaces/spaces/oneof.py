@@ -10,7 +10,7 @@ import numpy as np
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import reject_both
 from vecspaces.spaces.dict import Dict
-from vecspaces.spaces.space import Space, derive_seeds
+from vecspaces.spaces.space import Space, derive_seeds, equals_gymnasium
 from vecspaces.spaces.tuple import Tuple
 
 __all__ = ["OneOf"]
@@ -255,8 +255,10 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
         return f"OneOf({', '.join(repr(space) for space in self.spaces)})"
 
     def __eq__(self, other: object) -> bool:
-        """Whether ``other`` is a OneOf with equal branches in the same order."""
-        return isinstance(other, OneOf) and self.spaces == other.spaces
+        """Whether ``other`` is a OneOf (or a Gymnasium one) with equal branches in the same order."""
+        if not isinstance(other, OneOf):
+            return equals_gymnasium(self, other)
+        return self.spaces == other.spaces
 
     def __getstate__(self) -> dict[str, Any]:
         # The flat layout cache is derived from the branches; copies and pickles rebuild it when needed.

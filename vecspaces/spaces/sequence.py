@@ -12,7 +12,7 @@ from vecspaces._ops.batch import batch_space, concatenate, create_empty_array, i
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container
 from vecspaces.spaces._masks import reject_both
-from vecspaces.spaces.space import Space, derive_seeds
+from vecspaces.spaces.space import Space, derive_seeds, equals_gymnasium
 
 __all__ = ["Sequence", "empty_stack", "stack_items", "unstack"]
 
@@ -281,7 +281,9 @@ class Sequence(Space[Any]):
         return [tuple(from_jsonable(sample)) for sample in sample_n]
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and self.stack == other.stack and self.feature_space == other.feature_space
+        if not isinstance(other, Sequence):
+            return equals_gymnasium(self, other)
+        return self.stack == other.stack and self.feature_space == other.feature_space
 
     def __repr__(self) -> str:
         return f"Sequence({self.feature_space!r}, stack={self.stack})"

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
 
-__all__ = ["MaskNDArray", "Space", "derive_seeds", "make_rng"]
+__all__ = ["MaskNDArray", "Space", "derive_seeds", "equals_gymnasium", "make_rng"]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -66,11 +67,54 @@ def derive_seeds(seed: int, count: int) -> list[int]:
     return [int(word) for word in words]
 
 
+def equals_gymnasium(space: Space[Any], other: object) -> bool:
+    """Whether ``other`` is a Gymnasium space equal to ``space`` by value; False for anything else.
+
+    The ``__eq__`` of every built-in kind calls this where ``other`` is not of its own kind, so it costs
+    nothing when two vecspaces spaces are compared. A Gymnasium space is converted with
+    :func:`~vecspaces.spaces.from_gymnasium` and compared by the vecspaces rules of ``space``'s kind, nested
+    spaces included; one that has no vecspaces form (a custom Gymnasium kind) equals no vecspaces space.
+    Gymnasium is never imported here: if it was not imported, ``other`` cannot be one of its spaces.
+
+    Equality is asymmetric between the libraries: ``gymnasium_space == vecspaces_space`` is decided by
+    Gymnasium's ``__eq__``, which answers False for a space of another library instead of returning
+    ``NotImplemented``, so Python never asks vecspaces. Put the vecspaces space on the left, or convert one
+    side first.
+
+    Args:
+        space: the vecspaces space whose ``__eq__`` was called.
+        other: what it is compared with.
+
+    Returns:
+        True when ``other`` is a Gymnasium space equal to ``space``.
+
+    Example:
+        >>> import gymnasium
+        >>> from vecspaces.spaces import Discrete
+        >>> Discrete(3, start=1) == gymnasium.spaces.Discrete(3, start=1)
+        True
+        >>> gymnasium.spaces.Discrete(3, start=1) == Discrete(3, start=1)  # Gymnasium's __eq__ decides
+        False
+    """
+    gymnasium_spaces = sys.modules.get("gymnasium.spaces")
+    if gymnasium_spaces is None or not isinstance(other, gymnasium_spaces.Space):
+        return False
+    from vecspaces.spaces._gymnasium import convert_from_gymnasium  # a layer above: it builds concrete spaces
+
+    try:
+        converted = convert_from_gymnasium(other, "==", "other")
+    except Error:  # a custom Gymnasium kind, or parameters no vecspaces space takes: nothing here equals it
+        return False
+    return bool(space.__eq__(converted))
+
+
 class Space(Generic[T_co]):
     """The base class of every space: a set of values with a random sampler.
 
     A subclass defines ``sample``, ``contains``, ``is_np_flattenable``, ``__eq__`` and ``__repr__``;
-    composite subclasses also override ``seed`` so their children are seeded.
+    composite subclasses also override ``seed`` so their children are seeded. The ``__eq__`` of a built-in
+    kind hands an ``other`` of another kind to :func:`equals_gymnasium`, so an equal Gymnasium space compares
+    equal (when the vecspaces space is on the left).
 
     Args:
         shape: the shape of the space's values, or None when they have no fixed shape.

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
-from vecspaces.spaces.space import Space
+from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Text", "alphanumeric"]
 
@@ -313,10 +313,11 @@ class Text(Space[str]):
         return f"Text({self.min_length}, {self.max_length}, charset={self._char_str})"
 
     def __eq__(self, other: object) -> bool:
-        """Whether ``other`` is a Text with the same lengths and set of characters (in any order)."""
+        """Whether ``other`` is a Text (or a Gymnasium one) with the same lengths and characters (in any order)."""
+        if not isinstance(other, Text):
+            return equals_gymnasium(self, other)
         return (
-            isinstance(other, Text)
-            and self.min_length == other.min_length
+            self.min_length == other.min_length
             and self.max_length == other.max_length
             and self._char_set == other._char_set
         )

@@ -10,7 +10,7 @@ import numpy as np
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container, located
-from vecspaces.spaces.space import Space
+from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Tuple"]
 
@@ -177,7 +177,9 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
         return iter(self.spaces)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Tuple) and self.spaces == other.spaces
+        if not isinstance(other, Tuple):
+            return equals_gymnasium(self, other)
+        return self.spaces == other.spaces
 
     def __repr__(self) -> str:
         return "Tuple(" + ", ".join(str(space) for space in self.spaces) + ")"
