@@ -20,7 +20,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from vecspaces._ops.layout import ArrayLeaf, DictNode, TupleNode
+from vecspaces._ops.layout import ArrayLeaf, DictNode, TupleNode, format_path
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.vector._async.lending import copied
 from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, capture_error
@@ -155,7 +155,7 @@ class _Worker:
 
     def finish(self, reply: Reply | None, command: Command, arguments: Any) -> None:
         """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
-        payload = _serialise(reply, _activity(command, arguments)) if reply else None
+        payload = _serialise(reply, _activity(command, arguments), self.envs.variable_names) if reply else None
         self.control.has_reply[self.index] = payload is not None
         self.control.finished[self.index] = 1
         self.config.completions.release()
@@ -207,6 +207,12 @@ class EnvSlice:
         self.read_actions = _action_reader(memory.actions, envs_slice)
         # One writer per observation buffer; the main process says which one a command writes.
         self.writers = _observation_writers(memory.observations)
+        # What an error calls the observation's parts that travel by pipe, e.g. obs['bag'].
+        self.variable_names = (
+            ("obs",)
+            if memory.observations is None
+            else tuple(format_path("obs", leaf.path) for leaf in memory.observations[0].layout.variable_leaves)
+        )
         self.handlers: dict[Command, Callable[[Any], Reply | None]] = {
             Command.STEP: self.step,
             Command.STEP_SELECTED: self.step_selected,
@@ -514,8 +520,14 @@ def _scalar_check(dtype: np.dtype[Any]) -> Callable[[Any], bool]:
     return check_scalar
 
 
-def _serialise(reply: Reply, activity: str) -> bytes:
-    """Pickle a reply; a value that cannot be pickled is replaced by an error naming where it was."""
+def _serialise(reply: Reply, activity: str, variable_names: tuple[str, ...] = ()) -> bytes:
+    """Pickle a reply; a value that cannot be pickled is replaced by an error naming where it was.
+
+    Args:
+        reply: the reply.
+        activity: what the worker was doing, for the errors.
+        variable_names: what the errors call the observation's variable-size leaves, e.g. ``obs['bag']``.
+    """
     try:
         return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
@@ -524,14 +536,14 @@ def _serialise(reply: Reply, activity: str) -> bytes:
         return cloudpickle.dumps(reply)
     except Exception:
         pass
-    reply.errors.extend(_unpicklable_parts(reply, activity))
+    reply.errors.extend(_unpicklable_parts(reply, activity, variable_names))
     reply.results.clear()
     reply.infos.clear()
     reply.variable.clear()
     return cloudpickle.dumps(reply)
 
 
-def _unpicklable_parts(reply: Reply, activity: str) -> list[EnvError]:
+def _unpicklable_parts(reply: Reply, activity: str, variable_names: tuple[str, ...]) -> list[EnvError]:
     """An error for every info entry, call result or observation leaf of ``reply`` that cannot be pickled."""
     found: list[EnvError] = []
 
@@ -555,5 +567,6 @@ def _unpicklable_parts(reply: Reply, activity: str) -> list[EnvError]:
         check(env_index, f"{activity} result", result)
     for env_index, values in reply.variable.items():
         for position, value in enumerate(values):
-            check(env_index, f"variable-size observation leaf {position}", value)
+            name = variable_names[position] if position < len(variable_names) else f"observation part {position}"
+            check(env_index, name, value)
     return found
