@@ -112,7 +112,7 @@ class SharedStepMemory:
         self._control: SharedBatch = SharedLayout(_control_space(num_envs, num_workers), 1).allocate(ctx)
 
     def write_actions(
-        self, envs: Sequence[int], env_actions: Sequence[Any], worker_of: Sequence[int]
+        self, envs: Sequence[int], env_actions: Sequence[Any], worker_of: Sequence[int] | npt.NDArray[np.integer[Any]]
     ) -> dict[int, ActionLeaves]:
         """Write the fixed-size leaves of actions that have variable-size leaves; return the rest per worker.
 
