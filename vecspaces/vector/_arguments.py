@@ -1,10 +1,19 @@
 """Validation of the arguments of ``reset`` and ``step``, shared by every backend.
 
 Everything is checked before any sub-env is touched, so a bad call leaves the vector env as it was.
+
+A batch of actions may be any array-like that converts to the batched action space, as in Gymnasium: lists,
+tuples, numpy scalars, arrays of another dtype, and for a Dict or Tuple action space a dict or tuple of those.
+:func:`as_action_batch` converts it once, before anything is sent, to arrays of the space's dtypes. The
+conversion refuses values the cast would change (a fraction or an out-of-range integer for an integer dtype,
+a finite value that overflows a float dtype, anything but 0 and 1 for bool), so a sub-env never receives a
+wrapped or truncated action; values out of the space's bounds but representable in its dtype pass, and the
+env decides.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,28 +21,53 @@ import numpy.typing as npt
 
 from vecspaces._ops.batch import iterate
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces import Space
+from vecspaces.spaces import Box, Dict, MultiBinary, MultiDiscrete, Space, Tuple
 
-__all__ = ["actions_per_env", "seeds_per_env", "split_reset_mask"]
+__all__ = ["actions_per_env", "as_action_batch", "cast_exactly", "seeds_per_env", "split_reset_mask"]
+
+# The batched spaces whose batch is one array: a batched Box, Discrete (a MultiDiscrete), MultiBinary or
+# MultiDiscrete (both Boxes once batched); MultiBinary itself is accepted as a batch, as by iterate.
+_ARRAY_SPACES = (Box, MultiDiscrete, MultiBinary)
+# The dtype kinds an action array may have: bool, signed and unsigned integers, floats.
+_NUMERIC_KINDS = "biuf"
+# Every float64 with a magnitude below this that holds a whole number holds it exactly; above it, a list of
+# Python ints that numpy turned into float64 (as it does for [2**63 + 5, 1]) may have lost digits.
+_EXACT_FLOAT_INTEGERS = 2.0**53
+
+CHANGED_BY_CAST = "{what} has a value that changes when cast to {dtype}"
+OVERFLOWS_CAST = "{what} has a value that overflows {dtype}"
+WRONG_DTYPE = "{what} has the wrong dtype"
 
 
 def seeds_per_env(seed: Any, num_envs: int) -> list[int | None]:
-    """One seed per env: ``None`` for all, ``seed + i`` for an int, or a list of ``num_envs`` seeds.
+    """One seed per env: ``None`` for all, ``seed + i`` for an int, or a sequence of ``num_envs`` seeds.
+
+    A sequence may be a list, a tuple or a numpy array; each seed in it is None or an int >= 0, numpy integers
+    included, and comes back as a Python int (Gymnasium's seeding refuses numpy integers).
+
+    Raises:
+        InvalidTypeError: ``seed`` or a seed in it is of another type (a bool, a float, a string...).
+        InvalidValueError: a seed is negative, or the sequence does not hold ``num_envs`` seeds.
 
     Example:
         >>> seeds_per_env(42, 3)
         [42, 43, 44]
+        >>> seeds_per_env(np.array([7, 8]), 2)
+        [7, 8]
     """
     if seed is None:
         return [None] * num_envs
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return [int(seed) + index for index in range(num_envs)]
-    if isinstance(seed, (list, tuple)):
+    if _is_int(seed):
+        first = _checked_seed(seed, "")
+        return [first + index for index in range(num_envs)]
+    if (isinstance(seed, np.ndarray) and seed.ndim == 1) or (
+        isinstance(seed, Sequence) and not isinstance(seed, (str, bytes))
+    ):
         if len(seed) != num_envs:
             raise InvalidValueError(
                 message("reset seed list has the wrong length", expected=f"{num_envs} seeds", got=show(seed))
             )
-        return list(seed)
+        return [None if item is None else _checked_seed(item, f"seed[{index}]") for index, item in enumerate(seed)]
     raise InvalidTypeError(
         message(
             "reset seed has the wrong type",
@@ -41,6 +75,20 @@ def seeds_per_env(seed: Any, num_envs: int) -> list[int | None]:
             got=show(seed),
         )
     )
+
+
+def _is_int(value: Any) -> bool:
+    # bool is an int to Python, but True as a seed is almost surely a mistake, and Gymnasium refuses it.
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _checked_seed(seed: Any, at: str) -> int:
+    expected = "None or an int >= 0"
+    if not _is_int(seed):
+        raise InvalidTypeError(message("reset seed has the wrong type", expected=expected, got=show(seed), at=at))
+    if seed < 0:
+        raise InvalidValueError(message("reset seed is negative", expected=expected, got=show(seed), at=at))
+    return int(seed)
 
 
 def split_reset_mask(
@@ -66,10 +114,39 @@ def split_reset_mask(
 
 
 def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> list[Any]:
-    """Split a batch of actions into one action per env, checking there is exactly one per env."""
+    """Split a batch of actions into one action per env, checking there is exactly one per env.
+
+    The batch is first converted to the batched action space by :func:`as_action_batch`, so any array-like
+    that converts exactly is accepted.
+
+    Args:
+        action_space: the batched action space, as made by ``batch_space(single_space, num_envs)``.
+        actions: the batch of actions.
+        num_envs: the number of envs the batch is for.
+
+    Returns:
+        The action of each env.
+
+    Raises:
+        InvalidValueError: the actions do not form a batch of ``num_envs`` actions of the space, or a value
+            would change when cast to the space's dtype.
+        InvalidTypeError: an array leaf holds values of a non-numeric dtype (strings, objects, complex).
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> from vecspaces.vector.utils import batch_space
+        >>> actions = actions_per_env(batch_space(Discrete(3), 2), [2, np.int8(0)], 2)
+        >>> [int(action) for action in actions], actions[0].dtype
+        ([2, 0], dtype('int64'))
+    """
     shape = action_space.shape
-    if shape is not None and isinstance(actions, np.ndarray) and actions.shape != shape:
-        raise InvalidValueError(_bad_actions("actions has the wrong shape", action_space, actions, num_envs))
+    if shape is not None and isinstance(actions, np.ndarray):
+        if actions.shape != shape:
+            raise InvalidValueError(_bad_actions("actions has the wrong shape", action_space, actions, num_envs))
+        if type(actions) is not np.ndarray or actions.dtype != action_space.dtype:
+            actions = _convert(action_space, actions, "actions")
+    else:
+        actions = _convert(action_space, actions, "actions")
     try:
         split = list(iterate(action_space, actions))
     except (TypeError, ValueError) as error:
@@ -79,6 +156,294 @@ def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> li
             message("actions has the wrong batch size", expected=f"{num_envs} actions", got=f"{len(split)} actions")
         )
     return split
+
+
+def as_action_batch(action_space: Space[Any], actions: Any) -> Any:
+    """Convert a batch of actions to a value of the batched ``action_space``, checking every cast is exact.
+
+    Array leaves (a batched Box, Discrete, MultiBinary or MultiDiscrete) become arrays of the leaf's shape and
+    dtype: lists, tuples and numpy scalars through ``np.asarray``, arrays of another dtype through
+    :func:`cast_exactly`. A batched Dict takes a mapping with the same keys, a batched Tuple a tuple or list
+    with one entry per child, converted child by child. The batch of a space with no array form (Text,
+    Sequence, Graph, OneOf and custom spaces, a Tuple of per-env copies) is left as the sequence of per-env
+    values it is. An array of the leaf's exact type, shape and dtype is returned as it is, at the cost of one
+    check.
+
+    Args:
+        action_space: the batched action space.
+        actions: the batch of actions, in any form that converts.
+
+    Returns:
+        The batch, with numpy arrays of the space's dtypes at its array leaves.
+
+    Raises:
+        InvalidValueError: a leaf is ragged or has the wrong shape or batch size, a key is missing or extra,
+            a Tuple has the wrong number of entries, or a value would change when cast.
+        InvalidTypeError: a leaf holds values of a non-numeric dtype.
+
+    Example:
+        >>> from vecspaces.spaces import Box, Dict, Discrete
+        >>> from vecspaces.vector.utils import batch_space
+        >>> space = batch_space(Dict(gear=Discrete(3), force=Box(-1, 1, (2,))), 2)
+        >>> batch = as_action_batch(space, {"gear": [2, 0], "force": [[0.5, 0], (0, 1)]})
+        >>> batch["gear"], batch["force"].dtype
+        (array([2, 0]), dtype('float32'))
+    """
+    if type(actions) is np.ndarray and actions.dtype == action_space.dtype and actions.shape == action_space.shape:
+        return actions  # the hot path: already the batch, nothing to convert
+    return _convert(action_space, actions, "actions")
+
+
+def _convert(space: Space[Any], value: Any, path: str) -> Any:
+    if isinstance(space, Dict):
+        return _as_dict(space, value, path)
+    if isinstance(space, _ARRAY_SPACES):
+        return _as_array(space, value, path)
+    if isinstance(space, Tuple):
+        if all(isinstance(child, (*_ARRAY_SPACES, Dict, Tuple)) for child in space.spaces):
+            return _as_tuple(space, value, path)
+        # A Tuple of per-env copies (Text, Sequence, Graph, OneOf, custom): the values are the per-env actions.
+        if isinstance(value, np.ndarray) and value.ndim >= 1:
+            return tuple(value)
+        return value
+    return value  # a kind registered with a batch of its own: its iterate knows what to accept
+
+
+def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
+    shape = space.shape
+    dtype = space.dtype
+    assert shape is not None and dtype is not None  # every array space has both
+    if isinstance(value, np.ndarray):
+        if value.shape != shape:
+            raise InvalidValueError(_bad_leaf("actions has the wrong shape", space, value, path))
+        if type(value) is np.ndarray and value.dtype == dtype:
+            return value
+        return cast_exactly(np.asarray(value), dtype, path)
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as error:  # ragged lists, or a value numpy cannot take
+        raise InvalidValueError(_bad_leaf("actions do not form a batch", space, value, path)) from error
+    if array.shape != shape:
+        if array.ndim == len(shape) and array.shape[1:] == shape[1:]:
+            raise InvalidValueError(
+                message(
+                    "actions has the wrong batch size",
+                    expected=f"{shape[0]} actions",
+                    got=f"{array.shape[0]} actions",
+                    at="" if path == "actions" else path,
+                )
+            )
+        raise InvalidValueError(_bad_leaf("actions has the wrong shape", space, value, path))
+    if array.dtype == dtype:
+        return array
+    if array.dtype.kind == "O":
+        return _cast_objects(array, dtype, path)
+    if array.dtype.kind == "f" and dtype.kind in "iu":
+        finite = array[np.isfinite(array)]
+        if finite.size and np.abs(finite).max() >= _EXACT_FLOAT_INTEGERS:
+            # numpy promotes a list mixing uint64-sized and negative (or plain) ints to float64, losing digits:
+            # redo the conversion from the list's own numbers.
+            try:
+                objects = np.array(value, dtype=object)
+            except (ValueError, TypeError):
+                objects = None
+            if objects is not None and objects.shape == shape:
+                return _cast_objects(objects, dtype, path)
+    return cast_exactly(array, dtype, path)
+
+
+def _as_dict(space: Dict, value: Any, path: str) -> dict[str, Any]:
+    spaces = space.spaces
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the slower ABC check
+        raise InvalidValueError(_bad_leaf("actions do not form a batch", space, value, path))
+    if value.keys() != spaces.keys():
+        expected = f"a dict with exactly the keys {list(spaces)}"
+        got = f"the keys {list(value)}"
+        missing = [key for key in spaces if key not in value]
+        if missing:
+            raise InvalidValueError(
+                message("actions is missing a key", expected=expected, got=got, at=f"{path}[{missing[0]!r}]")
+            )
+        extra = next(key for key in value if key not in spaces)
+        raise InvalidValueError(
+            message("actions has a key the action space has not", expected=expected, got=got, at=f"{path}[{extra!r}]")
+        )
+    converted = {}
+    for key, child in spaces.items():
+        part = value[key]
+        if type(part) is np.ndarray and part.dtype == child.dtype and part.shape == child.shape:
+            converted[key] = part  # already a batch of the child: the common case, kept cheap
+        else:
+            converted[key] = _convert(child, part, f"{path}[{key!r}]")
+    return converted
+
+
+def _as_tuple(space: Tuple, value: Any, path: str) -> tuple[Any, ...]:
+    if not isinstance(value, (tuple, list)):
+        raise InvalidValueError(_bad_leaf("actions do not form a batch", space, value, path))
+    if len(value) != len(space.spaces):
+        raise InvalidValueError(
+            message(
+                "actions has the wrong number of entries for a Tuple",
+                expected=f"a tuple or list of {len(space.spaces)} batches, one per child space",
+                got=f"{len(value)} {'entry' if len(value) == 1 else 'entries'}",
+                at=path,
+            )
+        )
+    children = enumerate(zip(space.spaces, value, strict=True))
+    return tuple([_convert(child, part, f"{path}[{index}]") for index, (child, part) in children])
+
+
+def cast_exactly(values: npt.NDArray[Any], dtype: npt.DTypeLike, what: str = "actions") -> npt.NDArray[Any]:
+    """Cast ``values`` to ``dtype``, refusing any value the cast would change beyond float rounding.
+
+    An integer dtype refuses fractions, NaN, infinities and numbers out of its range (a uint64 above the
+    int64 maximum is refused rather than wrapped to a negative number); a float dtype refuses finite values
+    that would overflow to infinity, while rounding (0.1 as float32) is fine; bool refuses all but 0 and 1.
+    Values of ``dtype`` itself come back as they are, without a copy or a check.
+
+    Args:
+        values: the array to cast.
+        dtype: the dtype to cast to.
+        what: the name of ``values`` in error messages, a path such as ``"actions['gear']"``.
+
+    Returns:
+        ``values`` if it already has ``dtype``, else a new array of ``dtype`` with the same values.
+
+    Raises:
+        InvalidTypeError: ``values`` or ``dtype`` is not numeric (bool, integer or float).
+        InvalidValueError: a value would change; the message names its index, the dtype and the value.
+
+    Example:
+        >>> cast_exactly(np.array([1.0, 2.0]), np.int64)
+        array([1, 2])
+        >>> cast_exactly(np.array([0, 2**63 + 5], np.uint64), np.int64)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vecspaces.error.InvalidValueError: actions has a value that changes when cast to int64, ... at actions[1]
+    """
+    dtype = np.dtype(dtype)
+    source = values.dtype
+    if source == dtype:
+        return values
+    if source.kind not in _NUMERIC_KINDS or dtype.kind not in _NUMERIC_KINDS:
+        raise InvalidTypeError(message(WRONG_DTYPE.format(what=what), expected=f"{dtype} values", got=show(values)))
+    if np.can_cast(source, dtype, "safe"):
+        return values.astype(dtype)  # every value is held exactly (or, for an int to a float, rounded)
+    problem = CHANGED_BY_CAST
+    with np.errstate(invalid="ignore", over="ignore"):
+        if dtype.kind == "b":
+            expected = "0 or 1 (False or True)"
+            bad = (values != 0) & (values != 1)
+        elif dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            expected = f"whole numbers from {info.min} to {info.max}"
+            bad = _outside_integers(values, info)
+        else:
+            expected = f"finite values of magnitude at most {float(np.finfo(dtype).max):.6g}"
+            problem = OVERFLOWS_CAST
+            cast = values.astype(dtype)
+            bad = np.isinf(cast) & np.isfinite(values)
+            if not bad.any():
+                return cast
+    if bad.any():
+        index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape))
+        raise _changed(problem, what, dtype, expected, values[index], index)
+    return values.astype(dtype)
+
+
+def _outside_integers(values: npt.NDArray[Any], info: np.iinfo[Any]) -> npt.NDArray[np.bool_]:
+    """Where ``values`` (integers or floats) holds no whole number in ``info``'s range.
+
+    Every comparison is exact: integers are compared with bounds of their own dtype (numpy 1.x compares uint64
+    with int64 through float64), floats with float64 bounds, which are powers of two and so held exactly.
+    """
+    if values.dtype.kind == "f":
+        low, above = np.float64(info.min), np.float64(int(info.max) + 1)
+        return ~np.isfinite(values) | (np.trunc(values) != values) | (values < low) | (values >= above)
+    if values.dtype.kind == "b":
+        return np.zeros(values.shape, np.bool_)
+    own = np.iinfo(values.dtype)
+    bad = np.zeros(values.shape, np.bool_)
+    if info.min > own.min:
+        bad |= values < values.dtype.type(info.min)
+    if info.max < own.max:
+        bad |= values > values.dtype.type(info.max)
+    return bad
+
+
+def _cast_objects(objects: npt.NDArray[Any], dtype: np.dtype[Any], path: str) -> npt.NDArray[Any]:
+    """Convert an array of Python numbers exactly, one by one.
+
+    The slow path for what numpy held as objects (ints beyond uint64) or as float64 (a list mixing ints too
+    large for int64 with negative ones).
+    """
+    numbers: list[int | float] = []
+    indices = list(np.ndindex(objects.shape))
+    for index in indices:
+        item = objects[index]
+        if isinstance(item, (bool, np.bool_, int, np.integer)):
+            numbers.append(int(item))
+        elif isinstance(item, (float, np.floating)):
+            numbers.append(float(item))
+        else:
+            raise InvalidTypeError(
+                message(WRONG_DTYPE.format(what=path), expected=f"{dtype} values", got=show(item), at=_at(path, index))
+            )
+    if dtype.kind == "f":
+        floats = []
+        for index, number in zip(indices, numbers, strict=True):
+            try:
+                floats.append(float(number))
+            except OverflowError:
+                expected = f"finite values of magnitude at most {float(np.finfo(dtype).max):.6g}"
+                raise _changed(OVERFLOWS_CAST, path, dtype, expected, number, index) from None
+        return cast_exactly(np.array(floats, np.float64).reshape(objects.shape), dtype, path)
+    low, high = (0, 1) if dtype.kind == "b" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    expected = "0 or 1 (False or True)" if dtype.kind == "b" else f"whole numbers from {low} to {high}"
+    for index, number in zip(indices, numbers, strict=True):
+        exact = isinstance(number, int) or (np.isfinite(number) and float(number).is_integer())
+        if not exact or not low <= int(number) <= high:
+            raise _changed(CHANGED_BY_CAST, path, dtype, expected, objects[index], index)
+    return np.array([int(number) for number in numbers], dtype=dtype).reshape(objects.shape)
+
+
+def _changed(
+    problem: str, what: str, dtype: np.dtype[Any], expected: str, value: Any, index: tuple[int, ...]
+) -> InvalidValueError:
+    return InvalidValueError(
+        message(problem.format(what=what, dtype=dtype), expected=expected, got=show(value), at=_at(what, index))
+    )
+
+
+def _at(path: str, index: tuple[int, ...]) -> str:
+    return path + "".join(f"[{i}]" for i in index)
+
+
+def _bad_leaf(problem: str, space: Space[Any], value: Any, path: str) -> str:
+    # Built only on failure, as _bad_actions.
+    return message(
+        problem,
+        expected=f"a batch of {_batch_size(space)} actions from {space!r}",
+        got=show(value),
+        at="" if path == "actions" else path,
+    )
+
+
+def _batch_size(space: Space[Any]) -> int | str:
+    """The number of envs a batched space is for, found from its first leaf ("n" if it has none)."""
+    if space.shape:
+        return space.shape[0]
+    if isinstance(space, Tuple) and not all(isinstance(child, (*_ARRAY_SPACES, Dict, Tuple)) for child in space):
+        return len(space.spaces)
+    children = (
+        list(space.spaces.values())
+        if isinstance(space, Dict)
+        else list(space.spaces)
+        if isinstance(space, Tuple)
+        else []
+    )
+    return _batch_size(children[0]) if children else "n"
 
 
 def _bad_actions(problem: str, action_space: Space[Any], actions: Any, num_envs: int) -> str:
