@@ -67,7 +67,7 @@ def describe(space: Any) -> str:
     return f"{library} {type(space).__name__} {space.shape} {space.dtype}"
 
 
-def play(envs: AsyncVectorEnv) -> None:
+def play(envs: Any) -> None:  # a gymnasium.vector.VectorEnv at run time, which type checkers cannot see
     heading(2, f"{NUM_STEPS} steps of {NUM_ENVS} CartPoles with random actions")
     recorded = gymnasium.wrappers.vector.RecordEpisodeStatistics(envs)
     recorded.reset(seed=SEED)

@@ -243,10 +243,6 @@ def test_custom_values_arrive_as_the_env_made_them_and_fixed_leaves_stay_in_shar
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs AsyncVectorEnv._write_actions to send SharedStepMemory.write_actions's ActionLeaves",
-)
 def test_a_step_command_carries_only_the_custom_action_leaves() -> None:
     with make("shm", envs_of("dict", "dict", count=2), context="fork") as envs:
         envs.reset(seed=0)
@@ -309,7 +305,6 @@ def test_copy_true_results_are_not_changed_by_later_steps() -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, reason="needs lending.copied to copy values of custom spaces (edit proposed)")
 @pytest.mark.parametrize("backend", ["shm", "pipe"])
 def test_copy_true_results_do_not_share_custom_objects_with_later_results(backend: str) -> None:
     with make(backend, envs_of("tuple", "discrete")) as envs:

@@ -19,10 +19,9 @@ under the path ``oneof_path + (1,)``.
 ``layout_nodes`` is a ``functools.singledispatch`` function; each built-in space registers its implementation
 in its own kernel module, ``vecspaces._kernels.<space>``, next to its other operations. Custom spaces follow
 the project's one rule (stated in ``vecspaces._ops.support``, which also holds the table of what each space
-supports): shared memory needs a numeric layout, so without a registered implementation they raise
-:class:`~vecspaces.error.CustomSpaceError`. To let a custom space live inside a shared-memory batch, register
-a layout for it, for instance ``[VariableLeaf(path, space)]`` so a worker pool sends it through its pipe, or
-an :class:`ArrayLeaf` when its values are fixed-size arrays.
+supports): without a registered implementation the shared-memory functions raise
+:class:`~vecspaces.error.CustomSpaceError`, and a worker pool sends such leaves through its pipe. Registering an
+:class:`ArrayLeaf` layout for a custom space whose values are fixed-size arrays puts them in shared memory.
 """
 
 from __future__ import annotations

@@ -14,11 +14,12 @@ user passed can be Gymnasium's, and vecspaces never imports it.
 
 from __future__ import annotations
 
-import functools
 import sys
 from typing import Any
 
 __all__ = ["brought_gymnasium", "gymnasium_facing"]
+
+_FACING: dict[type, type] = {}  # vector env class -> its Gymnasium-facing subclass, made once
 
 
 def brought_gymnasium(*objects: Any) -> bool:
@@ -36,7 +37,6 @@ def brought_gymnasium(*objects: Any) -> bool:
     return any(isinstance(item, kinds) for item in objects)
 
 
-@functools.cache
 def gymnasium_facing(cls: type) -> type:
     """The subclass of the vector env class ``cls`` that is also a ``gymnasium.vector.VectorEnv``.
 
@@ -44,10 +44,13 @@ def gymnasium_facing(cls: type) -> type:
     Gymnasium base only adds what ``isinstance`` and Gymnasium's wrappers look for. The subclass keeps the
     name of ``cls``, so reprs and messages do not change.
     """
-    import gymnasium
+    facing = _FACING.get(cls)
+    if facing is None:
+        import gymnasium
 
-    return type(
-        cls.__name__,
-        (cls, gymnasium.vector.VectorEnv),
-        {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__},
-    )
+        facing = _FACING[cls] = type(
+            cls.__name__,
+            (cls, gymnasium.vector.VectorEnv),
+            {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__},
+        )
+    return facing

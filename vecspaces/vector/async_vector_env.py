@@ -24,9 +24,9 @@ and lends it to the caller until the caller drops it (see ``vecspaces.vector._as
 
 Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils.layout``):
 observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
-variable-size leaves of observations (Sequence, Graph), call results and errors, and the arguments of reset,
-call and set_attr. With ``shared_memory=False`` (or a custom observation space without a layout) whole
-observations travel through the pipe instead. Processes and signalling are in ``vecspaces.vector._async``.
+variable-size leaves of observations and actions (Sequence, Graph, custom spaces without a layout), call results
+and errors, and the arguments of reset, call and set_attr. With ``shared_memory=False`` whole observations travel
+through the pipe instead. Processes and signalling are in ``vecspaces.vector._async``.
 
 Pool mode (EnvPool-style): ``send(actions, env_ids)`` steps some envs, ``recv()`` returns the first
 ``batch_size`` envs to finish with their ``env_ids``. Autoreset works per env exactly as in ``step``: in
@@ -78,7 +78,7 @@ from vecspaces.spaces import Dict, Tuple
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
 from vecspaces.vector._async.lending import ObservationLender, copied
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
-from vecspaces.vector._async.protocol import Command, EnvError, Reply, add_note, rebuild_error
+from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, add_note, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, is_single_array, run_worker
 from vecspaces.vector._gymnasium_facing import brought_gymnasium
@@ -757,8 +757,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             add_note(first, f"{len(errors) - 1} more env error(s) in this call")
         raise first
 
-    def _write_actions(self, actions: Any, envs: Sequence[int]) -> dict[int, dict[int, Any]]:
-        """Put the actions of ``envs`` in shared memory, or return them per worker to send with the command."""
+    def _write_actions(self, actions: Any, envs: Sequence[int]) -> dict[int, ActionLeaves]:
+        """Put the actions of ``envs`` in shared memory; return per worker what must go with the command, if any."""
         view = self._action_view
         count = len(envs)
         if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
@@ -775,10 +775,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         action_space = spaces.action_space if count == self.num_envs else batch_space(spaces.single_action_space, count)
         env_actions = actions_per_env(action_space, actions, count)
         if self._piped_actions:
-            messages: dict[int, dict[int, Any]] = {}
-            for i, action in zip(envs, env_actions, strict=True):
-                messages.setdefault(int(self._worker_of[i]), {})[i] = action
-            return messages
+            # The fixed-size leaves go to shared memory; only the variable-size ones travel with the command.
+            return self._memory.write_actions(envs, env_actions, self._worker_of)
         for i, action in zip(envs, env_actions, strict=True):
             self._memory.actions.write(i, action)
         return {}

@@ -94,7 +94,7 @@ def make_vec(
     mode = _mode(vectorization_mode, spec)
 
     if mode == "vector_entry_point":
-        envs = _from_vector_entry_point(spec, num_envs, vector_kwargs, wrappers, env_kwargs, gymnasium)
+        envs = _from_vector_entry_point(spec, num_envs, vector_kwargs, list(wrappers), env_kwargs, gymnasium)
     else:
         if spec.entry_point is None:
             raise InvalidValueError(

@@ -18,6 +18,7 @@ same arrays again also makes lending cheaper than copying even the smallest leaf
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -36,6 +37,8 @@ SPARE_BUFFERS = 3
 OWN = 0
 # Lending needs reference counts; an interpreter without them (PyPy) copies every batch instead.
 CAN_LEND = hasattr(sys, "getrefcount")
+# Values that ``copied`` can hand back as they are.
+_IMMUTABLE = (str, bytes, int, float, bool, complex, np.generic, type(None))
 
 
 def buffers_needed(layout: SharedLayout, copy: bool) -> int:
@@ -165,4 +168,7 @@ def copied(value: Any) -> Any:
         return {key: copied(item) for key, item in value.items()}
     if type(value) is tuple:
         return tuple(copied(item) for item in value)
-    return value
+    if isinstance(value, _IMMUTABLE):
+        return value
+    # A custom space's value (an object the pool hands back again for an env a masked reset skips).
+    return copy.deepcopy(value)

@@ -35,9 +35,9 @@ __all__ = ["WorkerConfig", "run_worker"]
 # How long a blocked worker sleeps before checking that the main process still exists.
 PARENT_CHECK_SECONDS = 0.5
 
-# What a step command carries: nothing (actions are in shared memory), the variable-size leaves of the
-# actions (their fixed-size leaves are in shared memory) or whole actions, keyed by env index.
-PipedActions = ActionLeaves | dict[int, Any] | None
+# What a step command carries: nothing (actions are in shared memory) or the variable-size leaves of the
+# actions, keyed by env index (their fixed-size leaves are in shared memory).
+PipedActions = ActionLeaves | None
 
 
 @dataclass
@@ -238,10 +238,8 @@ class EnvSlice:
         stepping.fill(0)
         return self._step(piped_actions, positions)
 
-    def _piped_actions(self, piped: ActionLeaves | dict[int, Any]) -> list[Any]:
+    def _piped_actions(self, piped: ActionLeaves) -> list[Any]:
         """The actions of a step whose command carried actions (those with variable-size leaves)."""
-        if not isinstance(piped, ActionLeaves):  # whole actions
-            return [piped.get(i) for i in self.env_indices]
         # The fixed-size leaves from shared memory, copied so an env that keeps its action keeps it unchanged;
         # the command carried the others.
         values, read = piped.values, self.read_action
