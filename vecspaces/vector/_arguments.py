@@ -202,8 +202,9 @@ def _convert(space: Space[Any], value: Any, path: str) -> Any:
     if isinstance(space, Tuple):
         if all(isinstance(child, (*_ARRAY_SPACES, Dict, Tuple)) for child in space.spaces):
             return _as_tuple(space, value, path)
-        # A Tuple of per-env copies (Text, Sequence, Graph, OneOf, custom): the values are the per-env actions.
-        if isinstance(value, np.ndarray) and value.ndim >= 1:
+        # A Tuple of per-env copies (Text, Sequence, Graph, OneOf, custom): the values are the per-env actions,
+        # and a tuple of them is the batched space's own form.
+        if type(value) is list or (isinstance(value, np.ndarray) and value.ndim >= 1):
             return tuple(value)
         return value
     return value  # a kind registered with a batch of its own: its iterate knows what to accept
