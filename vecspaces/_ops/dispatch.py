@@ -27,7 +27,13 @@ from collections.abc import Callable
 from types import UnionType
 from typing import Any, TypeVar
 
-__all__ = ["convert_gymnasium_arguments", "is_gymnasium_space_class", "lookup", "singledispatch"]
+__all__ = [
+    "convert_gymnasium_arguments",
+    "convert_if_gymnasium",
+    "is_gymnasium_space_class",
+    "lookup",
+    "singledispatch",
+]
 
 R = TypeVar("R")
 
@@ -107,7 +113,8 @@ def lookup(function: Any) -> Callable[[type], Callable[..., Any]]:
     """The implementation finder of ``function``: ``find(cls)`` is ``function.dispatch(cls)``, from the cache.
 
     Composite kernels call their children's implementations through it, which is faster than calling
-    ``function`` itself and always up to date with registrations.
+    ``function`` itself and always up to date with registrations. For a Gymnasium space class with no
+    implementation of its own, it finds the converting one (see the module docstring).
 
     Example:
         >>> @singledispatch
@@ -153,19 +160,43 @@ def convert_gymnasium_arguments(operation: Callable[..., R], declaration: Callab
         >>> flatdim(gymnasium.spaces.Dict(a=gymnasium.spaces.Discrete(3), b=gymnasium.spaces.Box(0, 1, (2,))))
         5
     """
-    from vecspaces.spaces._gymnasium import convert_from_gymnasium  # a layer above: it builds concrete spaces
-
     name = declaration.__name__
     parameters = list(inspect.signature(declaration).parameters)
 
-    def convert(value: Any, argument: str) -> Any:
-        return convert_from_gymnasium(value, name, argument) if is_gymnasium_space_class(type(value)) else value
-
     def converting(*args: Any, **kwargs: Any) -> R:
         converted = [
-            convert(value, parameters[index] if index < len(parameters) else f"args[{index}]")
+            convert_if_gymnasium(value, name, parameters[index] if index < len(parameters) else f"args[{index}]")
             for index, value in enumerate(args)
         ]
-        return operation(*converted, **{key: convert(value, key) for key, value in kwargs.items()})
+        keywords = {key: convert_if_gymnasium(value, name, key) for key, value in kwargs.items()}
+        return operation(*converted, **keywords)
 
     return converting
+
+
+def convert_if_gymnasium(value: Any, operation: str, argument: str) -> Any:
+    """``value`` converted with ``from_gymnasium`` if it is a Gymnasium space, else ``value`` itself.
+
+    For the public entries that check their arguments before dispatching: call it where a non-space would be
+    refused, so vecspaces spaces never pay for it.
+
+    Args:
+        value: an argument of ``operation``.
+        operation: the operation's name, for errors.
+        argument: the argument's name or place (``spaces[2]``), where an error's path starts.
+
+    Raises:
+        CustomSpaceError: ``value`` is (or holds) a custom Gymnasium space kind.
+
+    Example:
+        >>> import gymnasium
+        >>> convert_if_gymnasium(gymnasium.spaces.Discrete(2), "create_empty_array", "space")
+        Discrete(2)
+        >>> convert_if_gymnasium("Discrete(2)", "create_empty_array", "space")
+        'Discrete(2)'
+    """
+    if not is_gymnasium_space_class(type(value)):
+        return value
+    from vecspaces.spaces._gymnasium import convert_from_gymnasium  # a layer above: it builds concrete spaces
+
+    return convert_from_gymnasium(value, operation, argument)
