@@ -154,22 +154,26 @@ class BadStep(NoStep):
 @pytest.mark.parametrize(
     ("value", "problem", "got"),
     [
-        (3, "an object without observation_space, action_space, reset, step, close", r"3 \(int\)"),
-        (None, "an object without observation_space, action_space, reset, step, close", r"None \(NoneType\)"),
-        (NoStep(), "an object without step", r"<.*NoStep object at 0x\w+> \(NoStep\)"),
+        (3, "lacks observation_space, action_space, reset, step, close", r"3 \(int\)"),
+        (None, "lacks observation_space, action_space, reset, step, close", r"None \(NoneType\)"),
+        (NoStep(), "lacks step", r"<.*NoStep object at 0x\w+> \(NoStep\)"),
         (BadStep(), "step cannot be called", r"<.*BadStep object at 0x\w+> \(BadStep\)"),
     ],
 )
 def test_a_non_env_is_an_invalid_type(value: Any, problem: str, got: str) -> None:
     with pytest.raises(
         InvalidTypeError,
-        match=rf"^as_gymnasium_env needs an env, but (was given )?{problem}, expected an env: .*, got {got}$",
+        match=rf"^as_gymnasium_env env {problem}, expected an env: .*, got {got}$",
     ):
         as_gymnasium_env(value)
 
 
 def test_a_class_gets_the_fix_to_pass_an_instance() -> None:
-    with pytest.raises(InvalidTypeError, match=r"but was given a class, .*; pass an instance, e.g. TinyEnv\(\)$"):
+    with pytest.raises(
+        InvalidTypeError,
+        match=r"^as_gymnasium_env env is a class, .*, got <class '.*TinyEnv'>; "
+        r"pass an instance, e.g. as_gymnasium_env\(TinyEnv\(\)\)$",
+    ):
         as_gymnasium_env(TinyEnv)
 
 
@@ -179,7 +183,9 @@ def test_a_class_gets_the_fix_to_pass_an_instance() -> None:
 )
 def test_a_vector_env_is_refused_with_a_fix(make_vector: Callable[[], Any]) -> None:
     vector = make_vector()
-    with pytest.raises(InvalidTypeError, match=r"but was given a vector env, .*; adapt each sub-env instead"):
+    with pytest.raises(
+        InvalidTypeError, match=r"^as_gymnasium_env env is a vector env, .*; adapt each sub-env instead"
+    ):
         as_gymnasium_env(vector)
     vector.close()
 

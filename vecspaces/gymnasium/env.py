@@ -35,7 +35,7 @@ __all__ = ["GymnasiumEnv", "as_gymnasium_env"]
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
 
-# What makes an env, for the vector envs and for this adapter (duck typing, as everywhere in vecspaces).
+# What makes an env here, as for the vector envs: duck typing.
 _ENV_ATTRIBUTES = ("observation_space", "action_space", "reset", "step", "close")
 _EXPECTED = (
     "an env: an object with observation_space, action_space, reset, step and close, such as a vecspaces.Env "
@@ -72,27 +72,31 @@ def as_gymnasium_env(env: Any) -> gymnasium.Env[Any, Any]:
     if isinstance(env, gymnasium.Env):
         return env
     problem = _env_problem(env)
-    if problem:
+    if problem is not None:
+        constraint, fix = problem
         raise InvalidTypeError(
-            message(f"as_gymnasium_env needs an env, {problem[0]}", expected=_EXPECTED, **problem[1])
+            message(f"as_gymnasium_env env {constraint}", expected=_EXPECTED, got=_describe(env), fix=fix)
         )
     return GymnasiumEnv(env)
 
 
-def _env_problem(env: Any) -> tuple[str, dict[str, str]] | None:
-    """What keeps ``env`` from being adapted: (the broken constraint, the got/fix parts), or None."""
+def _env_problem(env: Any) -> tuple[str, str] | None:
+    """What keeps ``env`` from being adapted, as (the broken constraint, the fix or ""), or None."""
     if isinstance(env, type):
-        return "but was given a class", {"got": repr(env), "fix": f"pass an instance, e.g. {env.__name__}()"}
+        return "is a class", f"pass an instance, e.g. as_gymnasium_env({env.__name__}())"
     if _is_vector_env(env):
-        fix = "adapt each sub-env instead, e.g. SyncVectorEnv([lambda: as_gymnasium_env(make_env())] * n)"
-        return "but was given a vector env", {"got": show(env), "fix": fix}
+        return "is a vector env", "adapt each sub-env instead: [lambda: as_gymnasium_env(make_env()) for _ in range(n)]"
     missing = [name for name in _ENV_ATTRIBUTES if not hasattr(env, name)]
     if missing:
-        return "but was given an object without " + ", ".join(missing), {"got": show(env)}
+        return f"lacks {', '.join(missing)}", ""
     not_callable = [name for name in ("reset", "step", "close") if not callable(getattr(env, name))]
     if not_callable:
-        return "but " + ", ".join(not_callable) + " cannot be called", {"got": show(env)}
+        return f"{', '.join(not_callable)} cannot be called", ""
     return None
+
+
+def _describe(env: Any) -> str:
+    return repr(env) if isinstance(env, type) else show(env)
 
 
 def _is_vector_env(env: Any) -> bool:
@@ -113,7 +117,7 @@ class GymnasiumEnv(gymnasium.Env[ObsType, ActType]):
 
     ``unwrapped`` is this adapter, not the vecspaces env, because Gymnasium code relies on ``unwrapped``
     being a ``gymnasium.Env`` with the Gymnasium spaces: ``check_env`` warns when an env is not its own
-    ``unwrapped``, ``gymnasium.make`` sets ``env.unwrapped.spec`` and reads ``env.unwrapped._np_random``, and
+    ``unwrapped`` and reads ``env.unwrapped._np_random``, ``gymnasium.make`` sets ``env.unwrapped.spec``, and
     user code compares ``env.unwrapped.observation_space`` with Gymnasium spaces. The vecspaces env is
     ``.env``, as under a Gymnasium wrapper; its own attributes are also found by Gymnasium's
     ``get_wrapper_attr``, ``has_wrapper_attr`` and ``set_wrapper_attr`` (which a vector env's ``get_attr``
