@@ -85,6 +85,15 @@ def test_is_space_dtype_shape_equiv_converts_every_gymnasium_argument(pair: tupl
     assert not is_space_dtype_shape_equiv(gym_space, to_gymnasium(other))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the fallback runs only where dispatch would fail: dispatched on a vecspaces space_1, the kernel "
+    "compares kinds and a Gymnasium space_2 is of another kind",
+)
+def test_is_space_dtype_shape_equiv_with_a_gymnasium_second_argument() -> None:
+    assert is_space_dtype_shape_equiv(Box(0.0, 1.0, (2,)), gym.Box(0.0, 1.0, (2,)))
+
+
 @pytest.mark.parametrize("n", [1, 3])
 def test_batch_space_concatenate_and_iterate(pair: tuple[Space[Any], Any], n: int) -> None:
     space, gym_space = pair
