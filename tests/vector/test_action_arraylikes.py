@@ -266,9 +266,6 @@ def test_a_refused_list_never_reaches_the_async_envs() -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(
-    strict=True, reason="AsyncVectorEnv._write_actions casts arrays of another dtype itself; wire cast_exactly there"
-)
 def test_async_arrays_of_another_dtype_are_cast_exactly() -> None:
     fns = [functools.partial(EchoEnv, "discrete_2") for _ in range(2)]
     with AsyncVectorEnv(fns, context=CONTEXT, num_workers=2, timeout=30) as envs:

@@ -75,7 +75,7 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.spaces import Dict, Tuple
-from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
+from vecspaces.vector._arguments import actions_per_env, cast_exactly, seeds_per_env, split_reset_mask
 from vecspaces.vector._async.lending import ObservationLender, copied
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
 from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, add_note, rebuild_error
@@ -762,10 +762,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         view = self._action_view
         count = len(envs)
         if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
-            if actions.dtype != view.dtype and not np.can_cast(actions.dtype, view.dtype, "same_kind"):
-                raise InvalidTypeError(
-                    message("actions has the wrong dtype", expected=f"{view.dtype} values", got=show(actions))
-                )
+            if actions.dtype != view.dtype:
+                actions = cast_exactly(actions, view.dtype, "actions")
             if count == self.num_envs:
                 view[...] = actions
             else:
