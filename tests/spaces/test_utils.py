@@ -266,18 +266,6 @@ FAMILY: dict[str, tuple[str, Callable[[Any], Any]]] = {
 
 
 @pytest.mark.parametrize("name", FAMILY)
-def test_a_gymnasium_space_gets_a_hint_to_convert_it(name: str) -> None:
-    gym_spaces = pytest.importorskip("gymnasium.spaces")
-    argument, operation = FAMILY[name]
-    with pytest.raises(InvalidTypeError) as caught:
-        operation(gym_spaces.Discrete(2))
-    assert str(caught.value) == (
-        f"{name} was given a non-space as {argument}, expected a vecspaces Space, got the Gymnasium space "
-        "Discrete(2); convert it first with vecspaces.spaces.from_gymnasium(space)"
-    )
-
-
-@pytest.mark.parametrize("name", FAMILY)
 def test_another_non_space_gets_no_gymnasium_hint(name: str) -> None:
     argument, operation = FAMILY[name]
     with pytest.raises(InvalidTypeError) as caught:

@@ -370,14 +370,6 @@ def test_a_non_space_is_an_invalid_type_naming_the_operation(operation: str) -> 
     assert "from_gymnasium" not in str(info.value)
 
 
-@pytest.mark.parametrize("operation", list(OPERATIONS_ON_A_SPACE))
-def test_a_gymnasium_space_gets_a_hint_to_convert_it(operation: str) -> None:
-    gym_spaces = pytest.importorskip("gymnasium.spaces")
-    with pytest.raises(InvalidTypeError, match=re.escape("vecspaces.spaces.from_gymnasium")) as info:
-        OPERATIONS_ON_A_SPACE[operation](gym_spaces.Box(0, 1, (2,)))
-    assert "Gymnasium space" in str(info.value)
-
-
 # --- Text items are checked --------------------------------------------------------------------------------
 
 

@@ -32,11 +32,17 @@ from vecspaces._ops.batch import (
     out_array_problem,
     stacked_concatenate,
 )
-from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces._ops.flatten import (
+    flatdim,
+    flatten,
+    flatten_space,
+    is_space_dtype_shape_equiv,
+    same_array_layout,
+    unflatten,
+)
 from vecspaces._ops.layout import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
-from vecspaces.spaces.space import Space
 
 __all__: list[str] = []
 
@@ -103,9 +109,7 @@ def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
         ) from error
 
 
-@is_space_dtype_shape_equiv.register(Box)
-def _is_space_dtype_shape_equiv_box(space_1: Box, space_2: Space[Any]) -> bool:
-    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+is_space_dtype_shape_equiv.register(Box)(same_array_layout)
 
 
 @batch_space.register(Box)

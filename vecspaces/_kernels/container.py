@@ -56,6 +56,7 @@ from vecspaces._ops.flatten import (
     flatten_space,
     is_flattenable,
     is_space_dtype_shape_equiv,
+    same_kind,
     unflatten,
 )
 from vecspaces._ops.layout import DictNode, LayoutNode, Path, TupleNode, layout_nodes
@@ -313,11 +314,12 @@ def _unflatten_each(space: Container[Any], layout: _FlatLayout, parts: Sequence[
 @is_space_dtype_shape_equiv.register(Dict)
 @is_space_dtype_shape_equiv.register(Tuple)
 def _is_container_dtype_shape_equiv(space_1: Container[Any], space_2: Space[Any]) -> bool:
-    kind = Dict if isinstance(space_1, Dict) else Tuple
-    if not isinstance(space_2, kind):
+    kind: type[Container[Any]] = Dict if isinstance(space_1, Dict) else Tuple
+    other = same_kind(space_1, space_2, kind)
+    if other is None:
         return False
     try:
-        others = space_1._unpack(space_2.spaces, "space_2")  # same keys (any order) or same length
+        others = space_1._unpack(other.spaces, "space_2")  # same keys (any order) or same length
     except Error:
         return False
     checked = 0

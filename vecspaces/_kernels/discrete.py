@@ -34,6 +34,7 @@ from vecspaces._ops.flatten import (
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
+    same_array_layout,
     unflatten,
 )
 from vecspaces._ops.layout import array_layout, layout_nodes
@@ -121,9 +122,7 @@ def _unflatten_discrete(space: Discrete, x: Any) -> np.integer[Any]:
     return values[index]
 
 
-@is_space_dtype_shape_equiv.register(Discrete)
-def _is_space_dtype_shape_equiv_discrete(space_1: Discrete, space_2: Space[Any]) -> bool:
-    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+is_space_dtype_shape_equiv.register(Discrete)(same_array_layout)
 
 
 @batch_space.register(Discrete)

@@ -29,7 +29,7 @@ from vecspaces._ops.batch import (
     create_empty_array,
     register_batched_as_copies,
 )
-from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, same_kind, unflatten
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import (
@@ -159,8 +159,10 @@ def _unflatten_graph(space: Graph, x: Any) -> GraphInstance:
 
 @is_space_dtype_shape_equiv.register(Graph)
 def _is_space_dtype_shape_equiv_graph(space_1: Graph, space_2: Space[Any]) -> bool:
-    if not isinstance(space_2, Graph):
+    other = same_kind(space_1, space_2, Graph)
+    if other is None:
         return False
+    space_2 = other
     segment = NODES
     try:
         if not is_space_dtype_shape_equiv(space_1.node_space, space_2.node_space):

@@ -30,6 +30,7 @@ from vecspaces._ops.flatten import (
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
+    same_array_layout,
     unflatten,
 )
 from vecspaces._ops.layout import array_layout, layout_nodes
@@ -97,9 +98,7 @@ def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
         ) from None
 
 
-@is_space_dtype_shape_equiv.register(MultiBinary)
-def _is_space_dtype_shape_equiv_multi_binary(space_1: MultiBinary, space_2: Space[Any]) -> bool:
-    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+is_space_dtype_shape_equiv.register(MultiBinary)(same_array_layout)
 
 
 @batch_space.register(MultiBinary)

@@ -33,13 +33,13 @@ from vecspaces._ops.flatten import (
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
+    same_array_layout,
     unflatten,
 )
 from vecspaces._ops.layout import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_discrete import MultiDiscrete
-from vecspaces.spaces.space import Space
 
 
 @flatdim.register(MultiDiscrete)
@@ -179,9 +179,7 @@ def _first_hit_per_block(space: MultiDiscrete, x: npt.NDArray[Any]) -> npt.NDArr
     return first - space._block_starts
 
 
-@is_space_dtype_shape_equiv.register(MultiDiscrete)
-def _is_space_dtype_shape_equiv_multi_discrete(space_1: MultiDiscrete, space_2: Space[Any]) -> bool:
-    return type(space_1) is type(space_2) and space_1.shape == space_2.shape and space_1.dtype == space_2.dtype
+is_space_dtype_shape_equiv.register(MultiDiscrete)(same_array_layout)
 
 
 @batch_space.register(MultiDiscrete)

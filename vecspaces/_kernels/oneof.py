@@ -49,6 +49,7 @@ from vecspaces._ops.flatten import (
     flatten_space,
     is_flattenable,
     is_space_dtype_shape_equiv,
+    same_kind,
     unflatten,
 )
 from vecspaces._ops.layout import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
@@ -255,8 +256,10 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
 
 @is_space_dtype_shape_equiv.register(OneOf)
 def _is_space_dtype_shape_equiv_oneof(space_1: OneOf[Any], space_2: Space[Any]) -> bool:
-    if not isinstance(space_2, OneOf) or len(space_1.spaces) != len(space_2.spaces):
+    other = same_kind(space_1, space_2, OneOf)
+    if other is None or len(space_1.spaces) != len(other.spaces):
         return False
+    space_2 = other
     checked = 0
     try:
         for branch_1, branch_2 in zip(space_1.spaces, space_2.spaces, strict=True):

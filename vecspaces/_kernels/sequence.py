@@ -29,7 +29,7 @@ from vecspaces._ops.batch import (
     create_empty_array,
     register_batched_as_copies,
 )
-from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, same_kind, unflatten
 from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import (
@@ -142,8 +142,10 @@ def _check_tuple(operation: str, space: Sequence, x: Any) -> None:
 
 @is_space_dtype_shape_equiv.register(Sequence)
 def _is_space_dtype_shape_equiv_sequence(space_1: Sequence, space_2: Space[Any]) -> bool:
-    if not isinstance(space_2, Sequence) or space_1.stack != space_2.stack:
+    other = same_kind(space_1, space_2, Sequence)
+    if other is None or space_1.stack != other.stack:
         return False
+    space_2 = other
     try:
         return is_space_dtype_shape_equiv(space_1.feature_space, space_2.feature_space)
     except Error as error:  # no values here: whatever the feature space raises is about it

@@ -39,6 +39,7 @@ from vecspaces._ops.flatten import (
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
+    same_kind,
     unflatten,
 )
 from vecspaces._ops.layout import LayoutNode, Path, TextLeaf, layout_nodes
@@ -151,11 +152,8 @@ def _checked_codes(space: Text, x: Any) -> list[int]:
 
 @is_space_dtype_shape_equiv.register(Text)
 def _is_space_dtype_shape_equiv_text(space_1: Text, space_2: Space[Any]) -> bool:
-    return (
-        isinstance(space_2, Text)
-        and space_1.max_length == space_2.max_length
-        and space_1.character_set == space_2.character_set
-    )
+    other = same_kind(space_1, space_2, Text)
+    return other is not None and space_1.max_length == other.max_length and space_1.character_set == other.character_set
 
 
 def _prepare_text(space: Text, items: Sequence[Any], out: Any) -> Callable[[], tuple[str, ...]]:

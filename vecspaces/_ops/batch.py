@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the same API: type checkers check registrations as for func
     from functools import singledispatch
 else:
     from vecspaces._ops.dispatch import singledispatch
-from vecspaces._ops.dispatch import lookup
+from vecspaces._ops.dispatch import convert_if_gymnasium, lookup
 from vecspaces._ops.flatten import is_gymnasium_space, no_kernel, not_a_space
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
@@ -157,8 +157,6 @@ def _batch_differing_spaces_checked(spaces: Sequence[Space[Any]]) -> Space[Any]:
     expected = "a non-empty list of spaces of one kind"
     if isinstance(spaces, Space) or is_gymnasium_space(spaces):
         fix = "pass a list with one space per env, or batch a single space with batch_space(space, n)"
-        if not isinstance(spaces, Space):
-            fix += "; convert Gymnasium spaces first with vecspaces.spaces.from_gymnasium(space)"
         raise InvalidTypeError(
             message(
                 "batch_differing_spaces was given one space as spaces", expected=expected, got=repr(spaces), fix=fix
@@ -172,6 +170,8 @@ def _batch_differing_spaces_checked(spaces: Sequence[Space[Any]]) -> Space[Any]:
     if not spaces:
         raise InvalidValueError(message("batch_differing_spaces needs spaces", expected=expected, got="[]"))
     for index, space in enumerate(spaces):
+        if not isinstance(space, Space):
+            spaces[index] = space = convert_if_gymnasium(space, "batch_differing_spaces", f"spaces[{index}]")
         if not isinstance(space, Space):
             raise not_a_space("batch_differing_spaces", space, "spaces", at=f"spaces[{index}]")
     first = spaces[0]
@@ -281,6 +281,8 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
 def _create_empty_array_checked(
     space: Space[Any], n: int = 1, fn: Callable[..., np.ndarray[Any, Any]] = np.zeros
 ) -> Any:
+    if not isinstance(space, Space):
+        space = convert_if_gymnasium(space, "create_empty_array", "space")
     if not isinstance(space, Space):
         raise not_a_space("create_empty_array", space)
     n = check_batch_size("create_empty_array", n, minimum=0)

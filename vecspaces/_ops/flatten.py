@@ -23,11 +23,12 @@ fail on one: it is the space that lacks an implementation, not the value.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.dispatch import convert_if_gymnasium
 from vecspaces._ops.support import CUSTOM, UNSUPPORTED
 
 if TYPE_CHECKING:  # the same API: type checkers check registrations as for functools
@@ -36,6 +37,8 @@ else:
     from vecspaces._ops.dispatch import singledispatch
 from vecspaces.error import CustomSpaceError, CustomSpaceNotImplementedError, InvalidTypeError, message, show
 from vecspaces.spaces.space import Space
+
+S = TypeVar("S", bound=Space[Any])
 
 __all__ = [
     "FROM_GYMNASIUM",
@@ -258,6 +261,30 @@ def is_space_dtype_shape_equiv(space_1: Space[Any], space_2: Space[Any]) -> bool
         True
     """
     raise no_kernel("is_space_dtype_shape_equiv", space_1, "space_1")
+
+
+def same_kind(space_1: Space[Any], space_2: Any, kind: type[S]) -> S | None:
+    """``space_2`` as a ``kind`` for ``is_space_dtype_shape_equiv`` (a Gymnasium one converted), or None if not one.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> same_kind(Discrete(2), Discrete(3), Discrete), same_kind(Discrete(2), "Discrete(3)", Discrete)
+        (Discrete(3), None)
+    """
+    if not isinstance(space_2, kind):
+        space_2 = convert_if_gymnasium(space_2, "is_space_dtype_shape_equiv", "space_2")
+    return space_2 if isinstance(space_2, kind) else None
+
+
+def same_array_layout(space_1: Space[Any], space_2: Any) -> bool:
+    """``is_space_dtype_shape_equiv`` of the kinds whose values are one array: same class, shape and dtype."""
+    other = same_kind(space_1, space_2, type(space_1))
+    return (
+        other is not None
+        and type(other) is type(space_1)
+        and space_1.shape == other.shape
+        and space_1.dtype == other.dtype
+    )
 
 
 def is_flattenable(space: Space[Any]) -> bool:
