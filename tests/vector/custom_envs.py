@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from vecspaces.env import Env
+from tests.vector.envs import SpaceEnv
 from vecspaces.spaces import Box, Dict, Discrete, OneOf, Sequence, Space, Tuple
 
 
@@ -120,7 +120,7 @@ def action_space(name: str) -> Space[Any]:
     raise AssertionError(name)
 
 
-class CustomEnv(Env[Any, Any]):
+class CustomEnv(SpaceEnv):
     """Observations are samples of a space with custom leaves, drawn from the env's seeded generator.
 
     Every action is checked against the action space (a ValueError otherwise) and recorded in ``actions``. An
@@ -129,19 +129,9 @@ class CustomEnv(Env[Any, Any]):
     """
 
     def __init__(self, observation: str = "dict", action: str = "dict", length: int = 3, kill_at: int = 0) -> None:
-        self.observation_space = observation_space(observation)
-        self.action_space = action_space(action)
-        self.length = length
+        super().__init__(observation_space(observation), action_space(action), length)
         self.kill_at = kill_at
-        self.count = 0
         self.steps = 0
-        self.actions: list[Any] = []
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.observation_space.seed(int(self.np_random.integers(2**31)))
-        self.count = 0
-        return self.observation_space.sample(), {}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if action not in self.action_space:
