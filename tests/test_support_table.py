@@ -17,7 +17,7 @@ import pytest
 from tests.catalog import make
 from tests.helpers import Opaque
 from vecspaces._ops import support as table
-from vecspaces._ops.layout import VariableLeaf, layout_nodes
+from vecspaces._ops.memory_nodes import VariableLeaf, layout_nodes
 from vecspaces.error import CustomSpaceError
 from vecspaces.spaces import (
     Box,

@@ -21,7 +21,7 @@ import pytest
 from tests.helpers import assert_same_value
 from tests.vector.custom_envs import Bag, CustomEnv, Token, TokenSpace, UnpicklableLeafEnv, Word
 from vecspaces._ops import support as table
-from vecspaces._ops.layout import ArrayLeaf, DictNode, VariableLeaf, layout_nodes
+from vecspaces._ops.memory_nodes import ArrayLeaf, DictNode, VariableLeaf, layout_nodes
 from vecspaces.error import CustomSpaceError, InvalidValueError
 from vecspaces.spaces import Box, Dict, Discrete, OneOf, Sequence, Space, Tuple
 from vecspaces.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv

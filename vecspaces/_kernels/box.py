@@ -8,7 +8,7 @@ Batched type: a Box of shape ``(n, *shape)`` and the same dtype; a batch of valu
 Gymnasium does, although their samples are 0-d arrays. ``batch_differing_spaces`` stacks the bounds of boxes
 that share a shape and dtype. ``concatenate`` checks every item before it writes into ``out``.
 
-Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the box's dtype and shape.
+Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf` of the box's dtype and shape.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from vecspaces._ops.flatten import (
     same_array_layout,
     unflatten,
 )
-from vecspaces._ops.layout import array_layout, layout_nodes
+from vecspaces._ops.memory_nodes import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 

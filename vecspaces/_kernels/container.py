@@ -15,7 +15,7 @@ Tuple, with one exception for Tuples (see :func:`_iterate_tuple`): a Tuple whose
 ``iterate`` of their own is the batch of per-env copies that Text, Sequence, Graph, OneOf and custom spaces
 batch to, and its items are the values.
 
-Shared memory: a :class:`~vecspaces._ops.layout.DictNode` / :class:`~vecspaces._ops.layout.TupleNode`, then
+Shared memory: a :class:`~vecspaces._ops.memory_nodes.DictNode` / :class:`~vecspaces._ops.memory_nodes.TupleNode`, then
 each child's nodes in the space's order, each path extended by the child's key or position.
 
 Every error about a part of a value names its path, e.g. ``items[3]['camera']: ...``, and every error about a
@@ -59,7 +59,7 @@ from vecspaces._ops.flatten import (
     same_kind,
     unflatten,
 )
-from vecspaces._ops.layout import DictNode, LayoutNode, Path, TupleNode, layout_nodes
+from vecspaces._ops.memory_nodes import DictNode, LayoutNode, Path, TupleNode, layout_nodes
 from vecspaces.error import (
     CustomSpaceError,
     Error,

@@ -4,7 +4,7 @@ Flat layout: a one-hot vector of length ``n`` in the space's dtype; value ``v`` 
 Batched type: ``MultiDiscrete`` of shape ``(n_envs,)`` with ``nvec`` full of ``n`` and ``start`` full of
 ``start``; a batched value is a 1-D array of the space's dtype. There is no batched Discrete, so ``iterate``
 on a Discrete is an error (iterate over its batched MultiDiscrete instead).
-Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, a scalar of the space's dtype.
+Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf`, a scalar of the space's dtype.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from vecspaces._ops.flatten import (
     same_array_layout,
     unflatten,
 )
-from vecspaces._ops.layout import array_layout, layout_nodes
+from vecspaces._ops.memory_nodes import array_layout, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box

@@ -10,7 +10,7 @@ Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a b
 ``GraphInstance``. ``create_empty_array`` gives ``n`` one-node placeholder graphs whose ``edge_links`` are
 int32 like sampled ones (Gymnasium makes them int64).
 
-Shared memory: a :class:`~vecspaces._ops.layout.VariableLeaf` (no fixed size; a worker pool sends the value
+Shared memory: a :class:`~vecspaces._ops.memory_nodes.VariableLeaf` (no fixed size; a worker pool sends the value
 through its pipe).
 
 A node or edge space of a custom kind with nothing registered fails the flatten family with its path, e.g.
@@ -30,7 +30,7 @@ from vecspaces._ops.batch import (
     register_batched_as_copies,
 )
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, same_kind, unflatten
-from vecspaces._ops.layout import LayoutNode, Path, VariableLeaf, layout_nodes
+from vecspaces._ops.memory_nodes import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces.error import (
     CustomSpaceError,

@@ -3,7 +3,7 @@
 Flat layout: the value's entries in C order, int8, length ``prod(shape)``.
 Batched type: ``Box(0, 1, (n_envs, *shape), int8)``; a batched value is an int8 array whose rows are the
 per-env values.
-Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf`, int8 of the space's shape.
+Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf`, int8 of the space's shape.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from vecspaces._ops.flatten import (
     same_array_layout,
     unflatten,
 )
-from vecspaces._ops.layout import array_layout, layout_nodes
+from vecspaces._ops.memory_nodes import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_binary import MultiBinary

@@ -6,7 +6,7 @@ offsets are computed in int64, so narrow dtypes with large sums (``MultiDiscrete
 flatten correctly.
 Batched type: ``Box(low=start, high=start + nvec - 1)`` tiled to shape ``(n_envs, *nvec.shape)`` in the
 space's dtype; a batched value is an array whose rows are the per-env values.
-Shared memory: one :class:`~vecspaces._ops.layout.ArrayLeaf` of the space's dtype and shape.
+Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf` of the space's dtype and shape.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from vecspaces._ops.flatten import (
     same_array_layout,
     unflatten,
 )
-from vecspaces._ops.layout import array_layout, layout_nodes
+from vecspaces._ops.memory_nodes import array_layout, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_discrete import MultiDiscrete

@@ -17,9 +17,9 @@ of ``(index, value)`` pairs. ``create_empty_array`` fills it with ``(np.int64(0)
 own empty-array placeholder, so a placeholder is a value of the space whenever branch 0's is (always for a
 Text; for array spaces when their range contains 0), where Gymnasium gives ``()``.
 
-Shared memory: one :class:`~vecspaces._ops.layout.OneOfLeaf` holding each branch's layout (an int64 index and
+Shared memory: one :class:`~vecspaces._ops.memory_nodes.OneOfLeaf` holding each branch's layout (an int64 index and
 a region sized for the largest branch); a OneOf with a branch of variable size is a
-:class:`~vecspaces._ops.layout.VariableLeaf` as a whole, since its region would have no fixed size.
+:class:`~vecspaces._ops.memory_nodes.VariableLeaf` as a whole, since its region would have no fixed size.
 
 A branch of a custom kind with nothing registered fails the flatten family with its path, e.g.
 ``space[1]['a']: ...`` for branch 1 (prefixed by :func:`~vecspaces.spaces._container.relocate`), as
@@ -52,7 +52,7 @@ from vecspaces._ops.flatten import (
     same_kind,
     unflatten,
 )
-from vecspaces._ops.layout import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
+from vecspaces._ops.memory_nodes import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
 from vecspaces.error import (
     CustomSpaceError,
     Error,

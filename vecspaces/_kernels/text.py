@@ -17,7 +17,7 @@ Gymnasium's two placeholders rather than make them agree: agreeing would break p
 of the two functions (its ``create_empty_array``, or what its zeroed shared memory reads as), and making
 zeroed memory read otherwise would also mean writing into every buffer when it is allocated or bound.
 
-Shared memory: one :class:`~vecspaces._ops.layout.TextLeaf` over ``character_list`` (the flat layout).
+Shared memory: one :class:`~vecspaces._ops.memory_nodes.TextLeaf` over ``character_list`` (the flat layout).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from vecspaces._ops.flatten import (
     same_kind,
     unflatten,
 )
-from vecspaces._ops.layout import LayoutNode, Path, TextLeaf, layout_nodes
+from vecspaces._ops.memory_nodes import LayoutNode, Path, TextLeaf, layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.space import Space

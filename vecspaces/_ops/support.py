@@ -243,7 +243,7 @@ def _registries() -> dict[str, Callable[..., Any]]:
         iterate,
     )
     from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
-    from vecspaces._ops.layout import layout_nodes
+    from vecspaces._ops.memory_nodes import layout_nodes
 
     functions = (
         flatdim,

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from vecspaces._ops.layout import ArrayLeaf
+from vecspaces._ops.memory_nodes import ArrayLeaf
 from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
 
 __all__ = ["SPARE_BUFFERS", "ObservationLender", "buffers_needed", "copied"]

@@ -20,7 +20,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from vecspaces._ops.layout import ArrayLeaf, DictNode, TupleNode, format_path
+from vecspaces._ops.memory_nodes import ArrayLeaf, DictNode, TupleNode, format_path
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.vector._async.lending import copied
 from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, capture_error

@@ -1,6 +1,6 @@
 """A shared-memory layout compiled once per (space, n), :class:`SharedLayout`, bound as :class:`SharedBatch`.
 
-A space's values are described by the nodes of :func:`layout_nodes` (see ``vecspaces._ops.layout``). Compiling
+A space's values are described by the nodes of :func:`layout_nodes` (see ``vecspaces._ops.memory_nodes``). Compiling
 them once gives everything the per-step path needs, so a write is one array copy per slot, with no recursion
 and no dispatch:
 
@@ -57,7 +57,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import check_batch_size
-from vecspaces._ops.layout import (
+from vecspaces._ops.memory_nodes import (
     ArrayLeaf,
     DictNode,
     LayoutNode,

@@ -38,7 +38,7 @@ from typing import Any
 
 from vecspaces._ops.batch import check_batch_size
 from vecspaces._ops.flatten import not_a_space
-from vecspaces._ops.layout import format_path
+from vecspaces._ops.memory_nodes import format_path
 from vecspaces._ops.support import VARIABLE_SIZE
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
