@@ -12,7 +12,7 @@ import pytest
 from tests.vector.envs import CountdownEnv, FaultyEnv
 from vecspaces.error import InvalidTypeError
 from vecspaces.vector import AsyncVectorEnv
-from vecspaces.vector.async_vector_env import _worker_cpus
+from vecspaces.vector._async import options
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -27,15 +27,15 @@ def worker_cpus(envs: AsyncVectorEnv) -> list[list[int]]:
 
 def test_by_default_workers_are_pinned_only_when_there_is_one_per_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {2, 5, 7})
-    assert _worker_cpus(None, 3) == [2, 5, 7]
-    assert _worker_cpus(None, 2) == [None, None]
-    assert _worker_cpus(None, 4) == [None] * 4
+    assert options.worker_cpus(None, 3) == [2, 5, 7]
+    assert options.worker_cpus(None, 2) == [None, None]
+    assert options.worker_cpus(None, 4) == [None] * 4
 
 
 def test_pin_true_goes_round_the_allowed_cpus_and_false_never_pins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {2, 5})
-    assert _worker_cpus(True, 3) == [2, 5, 2]
-    assert _worker_cpus(False, 2) == [None, None]
+    assert options.worker_cpus(True, 3) == [2, 5, 2]
+    assert options.worker_cpus(False, 2) == [None, None]
 
 
 def test_pinned_workers_run_on_their_cpus_and_the_main_process_stays_free() -> None:

@@ -342,7 +342,7 @@ def test_pool_mode(shared_memory: bool) -> None:
             envs.send(actions, ids)
 
         send(list(range(count)))
-        while envs._in_flight or envs._ready:
+        while envs._pool_mode.active():
             obs, rewards, *_, env_ids = envs.recv()
             ids = env_ids.tolist()
             for position, i in enumerate(ids):

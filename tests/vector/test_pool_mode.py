@@ -42,7 +42,7 @@ def test_every_env_steps_exactly_as_often_as_it_was_sent_actions(num_workers: in
             envs.send(actions, env_ids)
             sent[env_ids] += 1
         received = []
-        while envs._in_flight or envs._ready:
+        while envs._pool_mode.active():
             received += envs.recv()[-1].tolist()  # the last recv returns the fewer than batch_size left
         assert sorted(received) == list(range(6))
         assert envs.get_attr("count") == tuple(sent.tolist())
@@ -107,7 +107,7 @@ def test_pool_mode_works_with_every_space_kind(space_id: str) -> None:
             for i, action in zip(env_ids.tolist(), iterate(partial_space, partial), strict=True):
                 sent[i].append(action)
             envs.send(partial, env_ids)
-        while envs._in_flight or envs._ready:
+        while envs._pool_mode.active():
             envs.recv()
         received = envs.get_attr("actions")
     for i in range(4):
@@ -150,7 +150,7 @@ def test_env_error_in_pool_mode_keeps_type_traceback_and_the_pool(context: str) 
         assert any("env 1" in note for note in caught.value.__notes__)
         envs.send(np.ones(1, dtype=np.int64), [1])
         received = set()
-        while len(received) < 2 and (envs._in_flight or envs._ready):
+        while len(received) < 2 and (envs._pool_mode.active()):
             received |= set(envs.recv()[-1].tolist())
         assert 1 in received
 
@@ -218,7 +218,7 @@ def test_bad_observation_or_info_in_pool_mode_names_the_env(context: str, fault:
         # The worker survived: env 1 steps again.
         envs.send(np.ones(1, dtype=np.int64), [1])
         received = set()
-        while envs._in_flight or envs._ready:
+        while envs._pool_mode.active():
             received |= set(envs.recv()[-1].tolist())
         assert 1 in received
 

@@ -26,11 +26,13 @@ Everything of fixed size travels through shared memory, laid out once (see ``vec
 observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
 variable-size leaves of observations and actions (Sequence, Graph, custom spaces without a layout), call results
 and errors, and the arguments of reset, call and set_attr. With ``shared_memory=False`` whole observations travel
-through the pipe instead. Processes and signalling are in ``vecspaces.vector._async``.
+through the pipe instead.
 
-Pool mode (EnvPool-style): ``send(actions, env_ids)`` steps some envs, ``recv()`` returns the first
-``batch_size`` envs to finish with their ``env_ids``. Autoreset works per env exactly as in ``step``: in
-NEXT_STEP mode the action sent to an env whose episode ended is ignored and the env is reset instead.
+The pieces, each with one job, in ``vecspaces.vector._async``: ``options`` checks the constructor's options;
+``shared`` lays out the shared memory; ``pool`` starts, commands, waits for and restarts the worker processes
+(``worker`` is their side); ``actions`` writes a batch of actions; ``observations`` reads the batch of
+observations and owns ``copy``; ``pool_mode`` holds the state of ``send``/``recv``. This class is the
+Gymnasium-facing facade that runs the call cycle over them.
 
 Failure semantics:
 
@@ -49,10 +51,7 @@ Failure semantics:
 
 from __future__ import annotations
 
-import inspect
-import itertools
 import multiprocessing
-import os
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -61,9 +60,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 import numpy.typing as npt
-import psutil
 
-from vecspaces._ops.batch import batch_space, concatenate, create_empty_array, iterate
 from vecspaces.error import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
@@ -74,13 +71,16 @@ from vecspaces.error import (
     message,
     show,
 )
-from vecspaces.spaces import Dict, Tuple
-from vecspaces.vector._arguments import actions_per_env, cast_exactly, seeds_per_env, split_reset_mask
-from vecspaces.vector._async.lending import ObservationLender, copied
+from vecspaces.spaces import Space
+from vecspaces.vector._arguments import seeds_per_env, split_reset_mask
+from vecspaces.vector._async import options
+from vecspaces.vector._async.actions import ActionWriter
+from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
-from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, add_note, rebuild_error
+from vecspaces.vector._async.pool_mode import PoolMode, raise_env_errors
+from vecspaces.vector._async.protocol import Command, EnvError, Reply
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, is_single_array, run_worker
+from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, run_worker
 from vecspaces.vector._gymnasium_facing import brought_gymnasium
 from vecspaces.vector._spaces import (
     ObservationMode,
@@ -188,43 +188,26 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
         gymnasium_arguments = brought_gymnasium(autoreset_mode, *_pair(observation_mode))
         observation_mode = as_vecspaces_observation_mode(observation_mode)
+        check_observation_mode(observation_mode)
         self.timeout = timeout
         self.restart_workers = restart_workers
-        self.batch_size = _batch_size(batch_size, self.num_envs)
-        self.max_concurrency = _max_concurrency(max_concurrency)
-        check_observation_mode(observation_mode)
-        _check_worker(worker)
-        local = _local_count(main_process_envs, self.num_envs)
-        self.num_workers = _worker_count(num_workers, self.num_envs - local)
-        worker_cpus = _worker_cpus(pin_workers, self.num_workers)
-        slices = [range(local + s.start, local + s.stop) for s in _split(self.num_envs - local, self.num_workers)]
+        self.batch_size = options.pool_batch_size(batch_size, self.num_envs)
+        self.max_concurrency = options.max_concurrency(max_concurrency)
+        options.check_worker(worker)
+        local = options.main_process_env_count(main_process_envs, self.num_envs)
+        self.num_workers = options.worker_count(num_workers, self.num_envs - local)
+        cpus = options.worker_cpus(pin_workers, self.num_workers)
+        slices = [
+            range(local + s.start, local + s.stop) for s in options.split_envs(self.num_envs - local, self.num_workers)
+        ]
         self._worker_of = np.repeat(np.arange(-1, self.num_workers), [local] + [len(s) for s in slices])
 
-        # The shared memory must exist before the workers start (spawn can only hand it over at start), so
-        # the spaces come from one env built here and closed at once, as Gymnasium does.
-        # When the main process steps envs itself, that env is its env 0.
-        probe = self.env_fns[0]()
-        try:
-            probe_observation = as_vecspaces_space(probe.observation_space, "env 0 observation_space")
-            probe_action = as_vecspaces_space(probe.action_space, "env 0 action_space")
-            self._gymnasium_user = gymnasium_arguments or brought_gymnasium(
-                probe, probe.observation_space, probe.action_space
-            )
-            self.metadata = dict(getattr(probe, "metadata", {}))
-            self.render_mode = getattr(probe, "render_mode", None)
-            local_envs = [probe] + [fn() for fn in self.env_fns[1:local]] if local else []
-        except BaseException:
-            probe.close()
-            raise
-        if not local:
-            probe.close()
-        self.metadata["autoreset_mode"] = self.autoreset_mode
-        single_observation = observation_mode[1] if isinstance(observation_mode, tuple) else probe_observation
+        single_observation, single_action, local_envs = self._probe(observation_mode, local, gymnasium_arguments)
         context_object: Any = multiprocessing.get_context(context)
         self._memory = SharedStepMemory(
             context_object,
             single_observation,
-            probe_action,
+            single_action,
             self.num_envs,
             self.num_workers,
             shared_memory,
@@ -245,21 +228,14 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             daemon,
             worker or run_worker,
             DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
-            worker_cpus,
+            cpus,
             restart_workers,
             self._on_reply,
         )
         self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
-
         self._call: Command | None = None  # the pending Gymnasium-style call
         self._not_reset: list[int] = []  # the envs the pending reset leaves as they are
         self._replies: dict[int, Reply] = {}
-        # Pool mode: envs stepping, envs finished but not yet received, envs waiting for their busy worker.
-        self._in_flight: set[int] = set()
-        self._ready: list[int] = []
-        self._queued: dict[int, list[int]] = {}
-        self._stepping: dict[int, list[int]] = {}
-        self._env_infos: dict[int, dict[str, Any]] = {}
         self._env_errors: list[EnvError] = []
         descriptions = [describe(env) for env in local_envs]
         try:
@@ -274,6 +250,35 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         except BaseException:
             self.close(terminate=True)
             raise
+
+    def _probe(
+        self, observation_mode: ObservationMode, local: int, gymnasium_arguments: bool
+    ) -> tuple[Space[Any], Space[Any], list[Any]]:
+        """Read the spaces and metadata from env 0, built here; return the spaces and the main process's envs.
+
+        The shared memory must exist before the workers start (spawn can only hand it over at start), so the
+        spaces come from one env built here and closed at once, as Gymnasium does. When the main process steps
+        envs itself, that env is its env 0.
+        """
+        probe = self.env_fns[0]()
+        try:
+            observation = as_vecspaces_space(probe.observation_space, "env 0 observation_space")
+            action = as_vecspaces_space(probe.action_space, "env 0 action_space")
+            self._gymnasium_user = gymnasium_arguments or brought_gymnasium(
+                probe, probe.observation_space, probe.action_space
+            )
+            self.metadata = dict(getattr(probe, "metadata", {}))
+            self.render_mode = getattr(probe, "render_mode", None)
+            local_envs = [probe] + [fn() for fn in self.env_fns[1:local]] if local else []
+        except BaseException:
+            probe.close()
+            raise
+        if not local:
+            probe.close()
+        self.metadata["autoreset_mode"] = self.autoreset_mode
+        if isinstance(observation_mode, tuple):
+            observation = observation_mode[1]
+        return observation, action, local_envs
 
     def _prepare_batches(
         self, observation_mode: ObservationMode, descriptions: list[dict[str, Any]], copy: bool
@@ -290,23 +295,21 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._spaces = spaces
         self._show_spaces(spaces, self._gymnasium_user)
 
-        observations = self._memory.observations
-        self._lender = None if observations is None else ObservationLender(observations, copy)
-        # Without shared observations, the whole observation is the one leaf that travels by pipe.
-        self._variable_leaves = 1 if observations is None else len(observations[0].layout.variable_leaves)
-        self._variable_values: list[list[Any]] = [[None] * self._variable_leaves for _ in range(self.num_envs)]
-        self._piped_observations: list[Any] | None = None
-        self._observation_buffer: Any = None
-        if observations is None:
-            self._observation_buffer = create_empty_array(spaces.single_observation_space, self.num_envs, np.zeros)
-            self._piped_observations = _placeholders(spaces.observation_space, self._observation_buffer, self.num_envs)
+        self._observations = observation_path(
+            spaces.single_observation_space, spaces.observation_space, self._memory, self.num_envs, copy
+        )
+        self._actions = ActionWriter(self._memory, spaces, self._worker_of)
+        self._pool_mode = PoolMode(
+            self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._env_errors
+        )
         self._all_envs = range(self.num_envs)
-        action_layout = self._memory.actions.layout
-        self._piped_actions = bool(action_layout.variable_leaves)
-        self._action_view = self._memory.actions.batch_views[0] if is_single_array(action_layout) else None
         # Where step() writes actions when it can take its shortest path (see _step_plainly), else None.
-        plain = self._local is None and self._lender is not None and not self._variable_leaves
-        self._plain_action_view = self._action_view if plain else None
+        plain = (
+            self._local is None
+            and isinstance(self._observations, SharedObservations)
+            and not self._observations.piped_leaves
+        )
+        self._plain_action_view = self._actions.view if plain else None
 
     # -- Gymnasium's API -----------------------------------------------------------------------------------
 
@@ -345,7 +348,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         mask, options = split_reset_mask(options, self.num_envs)
         selected = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask
         self._not_reset = np.flatnonzero(~selected).tolist()
-        self._choose_observation_buffer()
+        self._observations.choose()
         self._start(
             Command.RESET,
             {w: ([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs]) for w, envs in self._slices()},
@@ -358,7 +361,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.RESET, "reset_wait", timeout)
-        return self._observations(), self._gather_infos(replies)
+        return self._observations.result(), self._gather_infos(replies)
 
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
@@ -382,7 +385,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         ``step_wait`` takes over the pending step.
         """
         view[...] = actions
-        self._choose_observation_buffer()
+        self._observations.choose()
         self._start(Command.STEP, {})
         started = time.monotonic()
         if not self._pool.collect_quietly(self.timeout):
@@ -391,17 +394,15 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 None if self.timeout is None else max(0.0, self.timeout - (time.monotonic() - started))
             )
         self._call = None
-        lender = self._lender
-        assert lender is not None  # observations are shared for a plain step
-        if lender.spares:
-            lender.settle(())
-        return self._step_result(lender.result(None), {})
+        observations = self._observations
+        observations.settle(())
+        return self._step_result(observations.result(), {})
 
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
         self._check_can_start("step_async")
-        arguments = self._write_actions(actions, self._all_envs)
-        self._choose_observation_buffer()
+        arguments = self._actions.write(actions, self._all_envs)
+        self._observations.choose()
         self._start(Command.STEP, arguments)
 
     def step_wait(self, timeout: float | None = None) -> StepResult:
@@ -411,7 +412,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.STEP, "step_wait", timeout)
-        return self._step_result(self._observations(), self._gather_infos(replies) if replies else {})
+        return self._step_result(self._observations.result(), self._gather_infos(replies) if replies else {})
 
     def _step_result(self, observations: Any, infos: dict[str, Any]) -> StepResult:
         """A step's five results; the rewards and flags are copied out of shared memory."""
@@ -536,30 +537,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     got=f"main_process_envs={len(self._local.runners)}",
                 )
             )
-        ids = self._check_env_ids(env_ids)
-        messages = self._write_actions(actions, ids)
-        if self._lender is not None and not self._in_flight:
-            self._lender.use_own_buffer()  # pool mode reads and writes only the pool's own buffer
-            self._control.generation[0] = 0
-        by_worker: dict[int, list[int]] = {}
-        for i in ids:
-            by_worker.setdefault(int(self._worker_of[i]), []).append(i)
-        blocked = [w for w in by_worker if w in self._pool.busy and w in messages]
-        if blocked:
-            raise InvalidValueError(
-                message(
-                    "send cannot queue actions with variable-size leaves",
-                    expected="envs whose worker is idle",
-                    got=f"envs {by_worker[blocked[0]]} of busy worker {blocked[0]}",
-                    fix="recv() until that worker's envs are back",
-                )
-            )
-        self._in_flight.update(ids)
-        for w, envs in by_worker.items():
-            if w in self._pool.busy:
-                self._queued.setdefault(w, []).extend(envs)
-            else:
-                self._dispatch_step(w, envs, messages.get(w))
+        self._pool_mode.send(actions, env_ids)
 
     def recv(
         self, timeout: float | None = None
@@ -584,61 +562,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             raise ClosedEnvironmentError("recv was called on a closed AsyncVectorEnv; create a new one")
         if self._pool.broken is not None:
             raise WorkerDiedError(self._pool.broken)
-        count = min(self.batch_size, len(self._ready) + len(self._in_flight))
-        if count == 0:
-            raise NoAsyncCallError(
-                message(
-                    "recv has nothing to wait for",
-                    expected="envs that were sent an action",
-                    got="no env stepping or done",
-                    fix="send() actions first",
-                ),
-                "send",
-            )
-        self._pool.collect(lambda: len(self._ready) >= count or bool(self._env_errors), "recv", self._timeout(timeout))
-        self._raise_env_errors()
-        ids = self._ready[:count]
-        del self._ready[:count]
-        index = _as_index(ids)
-        infos: dict[str, Any] = {}
-        for position, i in enumerate(ids):
-            add_info(infos, self._env_infos.pop(i, {}), position, len(ids))
-        control = self._control
-        observations = _take(self._spaces.single_observation_space, self._read_observations(), index)
-        return (
-            copied(observations) if self.copy else observations,
-            control.rewards[index].copy(),
-            control.terminations[index].copy(),
-            control.truncations[index].copy(),
-            infos,
-            np.array(ids, dtype=np.int64),
-        )
-
-    def _check_env_ids(self, env_ids: Any) -> list[int]:
-        ids = list(range(self.num_envs)) if env_ids is None else [int(i) for i in np.asarray(env_ids).reshape(-1)]
-        problem = None
-        if len(set(ids)) != len(ids):
-            problem = "repeats an env"
-        elif any(not 0 <= i < self.num_envs for i in ids):
-            problem = "has an index out of range"
-        elif any(i in self._in_flight or i in self._ready for i in ids):
-            busy = sorted(i for i in ids if i in self._in_flight or i in self._ready)
-            problem = f"names envs still stepping or not yet received ({busy})"
-        if problem:
-            raise InvalidValueError(
-                message(
-                    f"send env_ids {problem}",
-                    expected=f"distinct idle env indices in [0, {self.num_envs})",
-                    got=show(env_ids),
-                    fix="send only envs returned by the last recv()",
-                )
-            )
-        return ids
-
-    def _dispatch_step(self, w: int, envs: list[int], arguments: Any) -> None:
-        self._control.stepping[envs] = 1
-        self._stepping[w] = envs
-        self._pool.dispatch(w, Command.STEP_SELECTED, None if arguments is None else cloudpickle.dumps(arguments))
+        return self._pool_mode.recv(self._timeout(timeout))
 
     # -- the command cycle ---------------------------------------------------------------------------------
 
@@ -647,13 +571,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def _can_start(self) -> bool:
         """Whether a new call may start: open, not broken, no call pending and no env in pool mode."""
-        return (
-            not self.closed
-            and self._pool.broken is None
-            and self._call is None
-            and not self._in_flight
-            and not self._ready
-        )
+        return not self.closed and self._pool.broken is None and self._call is None and not self._pool_mode.active()
 
     def _check_can_start(self, call: str) -> None:
         """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`)."""
@@ -668,9 +586,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 f"(it also collects results that arrived after a timeout)",
                 pending,
             )
-        if self._in_flight or self._ready:
+        if self._pool_mode.active():
             raise AlreadyPendingCallError(
-                f"{call} was called while envs {sorted(self._in_flight | set(self._ready))} are in pool mode; "
+                f"{call} was called while envs {self._pool_mode.busy_envs()} are in pool mode; "
                 f"recv() their results first",
                 "send",
             )
@@ -712,72 +630,28 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         pool.collect_all(call, self._timeout(timeout))
         self._call = None
         replies, self._replies = self._replies, {}
-        if self._lender is not None and self._lender.spares and command in _WRITES_OBSERVATIONS:
-            # Envs that did not write this time keep their last observation in the new buffer (the envs of
-            # a restarted worker were all reset anew).
+        if command in _WRITES_OBSERVATIONS:
+            # Envs that did not write this time keep their last observation (the envs of a restarted worker
+            # were all reset anew).
             stale = [error.env_index for error in self._env_errors if error.env_index is not None]
             if command is Command.RESET:
                 stale += [i for i in self._not_reset if i not in pool.restarted_envs]
-            self._lender.settle(stale)
+            self._observations.settle(stale)
         if pool.restarted_envs:
             pool.restarted_envs.clear()
-        if self._env_errors:
-            self._raise_env_errors()
+        raise_env_errors(self._env_errors)
         return replies
 
     def _on_reply(self, w: int, command: Command, reply: Reply | None) -> None:
         """Take worker ``w``'s reply to ``command`` (called by the pool as workers finish; None: no reply)."""
         if reply is not None:
             for index, values in reply.variable.items():
-                self._variable_values[index] = values
+                self._observations.receive(index, values)
             self._env_errors.extend(reply.errors)
-        stepped = self._stepping.pop(w, None)
-        if stepped is None or self._call is not None:
-            if reply is not None:
-                self._replies[w] = reply
+        if self._call is None and self._pool_mode.on_reply(w, reply):
             return
-        # Pool mode: the envs are done; a failed env is idle again rather than ready.
-        failed = set() if reply is None else {error.env_index for error in reply.errors}
-        for i in stepped:
-            self._in_flight.discard(i)
-            if i not in failed:
-                self._ready.append(i)
-                self._env_infos[i] = {} if reply is None else reply.infos.get(i, {})
-        queued = self._queued.pop(w, None)
-        if queued:
-            self._dispatch_step(w, queued, None)
-
-    def _raise_env_errors(self) -> None:
-        if not self._env_errors:
-            return
-        errors = sorted(self._env_errors, key=lambda e: -1 if e.env_index is None else e.env_index)
-        self._env_errors = []
-        first = rebuild_error(errors[0])
-        if len(errors) > 1:
-            add_note(first, f"{len(errors) - 1} more env error(s) in this call")
-        raise first
-
-    def _write_actions(self, actions: Any, envs: Sequence[int]) -> dict[int, ActionLeaves]:
-        """Put the actions of ``envs`` in shared memory; return per worker what must go with the command, if any."""
-        view = self._action_view
-        count = len(envs)
-        if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
-            if actions.dtype != view.dtype:
-                actions = cast_exactly(actions, view.dtype, "actions")
-            if count == self.num_envs:
-                view[...] = actions
-            else:
-                view[list(envs)] = actions
-            return {}
-        spaces = self._spaces
-        action_space = spaces.action_space if count == self.num_envs else batch_space(spaces.single_action_space, count)
-        env_actions = actions_per_env(action_space, actions, count)
-        if self._piped_actions:
-            # The fixed-size leaves go to shared memory; only the variable-size ones travel with the command.
-            return self._memory.write_actions(envs, env_actions, self._worker_of)
-        for i, action in zip(envs, env_actions, strict=True):
-            self._memory.actions.write(i, action)
-        return {}
+        if reply is not None:
+            self._replies[w] = reply
 
     # -- results ---------------------------------------------------------------------------------------------
 
@@ -790,57 +664,11 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 add_info(infos, info, index, self.num_envs)
         return infos
 
-    def _read_observations(self) -> Any:
-        """The whole batch of observations as it stands (views of the shared buffer for array leaves)."""
-        if self._lender is None:
-            return self._piped_batch()
-        return self._lender.batches[self._lender.current].read(self._variable_batches())
-
-    def _observations(self) -> Any:
-        """The caller's batch of observations after a reset or step."""
-        if self._lender is None:
-            observations = self._piped_batch()
-            return copied(observations) if self.copy else observations
-        return self._lender.result(self._variable_batches() if self._variable_leaves else None)
-
-    def _piped_batch(self) -> Any:
-        """The batch of observations that came whole through the pipes, concatenated in place."""
-        assert self._piped_observations is not None
-        for index, values in enumerate(self._variable_values):
-            if values[0] is not None:
-                self._piped_observations[index] = values[0]
-        self._observation_buffer = concatenate(
-            self._spaces.single_observation_space, self._piped_observations, self._observation_buffer
-        )
-        return self._observation_buffer
-
-    def _variable_batches(self) -> list[tuple[Any, ...]] | None:
-        """The batched values of the observation's variable-size leaves (which came through the pipes)."""
-        if not self._variable_leaves:
-            return None
-        return [tuple(values[leaf] for values in self._variable_values) for leaf in range(self._variable_leaves)]
-
-    def _choose_observation_buffer(self) -> None:
-        if self._lender is not None and self._lender.spares:
-            self._control.generation[0] = self._lender.choose()
-
     def _results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:
         results: dict[int, Any] = {}
         for reply in replies.values():
             results.update(reply.results)
         return tuple(results.get(index) for index in range(self.num_envs))
-
-
-def _local_count(requested: int, num_envs: int) -> int:
-    if isinstance(requested, bool) or not isinstance(requested, int) or not 0 <= requested < num_envs:
-        raise InvalidValueError(
-            message(
-                "main_process_envs is invalid",
-                expected=f"an int in [0, {num_envs - 1}] (at least one env runs in a worker)",
-                got=show(requested),
-            )
-        )
-    return requested
 
 
 def _pair(observation_mode: Any) -> tuple[Any, ...]:
@@ -850,101 +678,3 @@ def _pair(observation_mode: Any) -> tuple[Any, ...]:
 
 def _ignore_reply(w: int, command: Command, reply: Reply | None) -> None:
     """The pool's reply handler after close."""
-
-
-def _check_worker(worker: Any) -> None:
-    """A custom worker is called with one ``WorkerConfig`` (Gymnasium's takes seven positional arguments)."""
-    if worker is None:
-        return
-    problem = None if callable(worker) else "is not callable"
-    if problem is None:
-        try:
-            inspect.signature(worker).bind(None)
-        except TypeError:
-            problem = "does not take one argument"
-        except ValueError:  # no signature to inspect (some builtins): trust it
-            pass
-    if problem:
-        raise InvalidTypeError(
-            message(
-                f"worker {problem}",
-                expected="a function called in each worker process with one WorkerConfig",
-                got=show(worker),
-                fix="start from vecspaces.vector._async.worker.run_worker; Gymnasium's worker functions do not fit",
-            )
-        )
-
-
-def _max_concurrency(requested: Any) -> int | None:
-    if requested is None:
-        return None
-    if isinstance(requested, (bool, np.bool_)) or not isinstance(requested, (int, np.integer)) or requested < 1:
-        # A ValueError for a wrong type too, as Gymnasium raises.
-        raise InvalidValueError(
-            message("max_concurrency is invalid", expected="None or an int >= 1", got=show(requested))
-        )
-    return int(requested)
-
-
-def _batch_size(requested: int | None, num_envs: int) -> int:
-    if requested is None:
-        return num_envs
-    if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= num_envs:
-        raise InvalidValueError(
-            message("batch_size is invalid", expected=f"an int in [1, {num_envs}]", got=show(requested))
-        )
-    return requested
-
-
-def _worker_count(requested: int | None, num_envs: int) -> int:
-    if requested is None:
-        return max(1, min(num_envs, psutil.cpu_count(logical=False) or 1))
-    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
-        raise InvalidValueError(message("num_workers is invalid", expected="an int >= 1", got=show(requested)))
-    return min(requested, num_envs)
-
-
-def _worker_cpus(pin: bool | None, num_workers: int) -> list[int | None]:
-    """The CPU each worker pins itself to (None: not pinned); see ``pin_workers``."""
-    if pin is not None and not isinstance(pin, bool):
-        raise InvalidTypeError(message("pin_workers is invalid", expected="None, True or False", got=show(pin)))
-    # Pinning needs sched_setaffinity, which Linux has and macOS and Windows do not.
-    if pin is False or not hasattr(os, "sched_getaffinity"):
-        return [None] * num_workers
-    allowed = sorted(os.sched_getaffinity(0))
-    if pin is None and len(allowed) != num_workers:
-        return [None] * num_workers
-    return [allowed[w % len(allowed)] for w in range(num_workers)]
-
-
-def _split(num_envs: int, num_workers: int) -> list[range]:
-    """Contiguous, balanced slices of env indices, one per worker."""
-    bounds = np.linspace(0, num_envs, num_workers + 1).round().astype(int)
-    return [range(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds)]
-
-
-def _as_index(ids: list[int]) -> slice | list[int]:
-    """A slice when ``ids`` are contiguous and ascending (so arrays index as views), else the list."""
-    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
-        return slice(ids[0], ids[0] + len(ids))
-    return ids
-
-
-def _take(space: Any, value: Any, index: slice | list[int]) -> Any:
-    """The entries ``index`` of a batched value of ``space`` (the single space guides the structure)."""
-    if isinstance(space, Dict):
-        return {key: _take(child, value[key], index) for key, child in space.items()}
-    if isinstance(space, Tuple):
-        return tuple(_take(child, item, index) for child, item in zip(space, value, strict=True))
-    if isinstance(value, np.ndarray):
-        return value[index]
-    # A tuple of per-env values: Text, OneOf, Sequence, Graph and custom spaces.
-    return value[index] if isinstance(index, slice) else tuple(value[i] for i in index)
-
-
-def _placeholders(batched_space: Any, buffer: Any, num_envs: int) -> list[Any]:
-    """Per-env values of an empty batch, standing in for envs not reset yet (a partial first reset)."""
-    try:
-        return list(iterate(batched_space, buffer))
-    except Exception:
-        return [None] * num_envs

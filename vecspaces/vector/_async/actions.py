@@ -1,0 +1,69 @@
+"""How a batch of actions reaches the workers: written into shared memory, with only piped leaves sent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces._ops.batch import batch_space
+from vecspaces.vector._arguments import actions_per_env, cast_exactly
+from vecspaces.vector._async.protocol import ActionLeaves
+from vecspaces.vector._async.shared import SharedStepMemory
+from vecspaces.vector._async.worker import is_single_array
+from vecspaces.vector._spaces import VectorSpaces
+
+__all__ = ["ActionWriter"]
+
+
+class ActionWriter:
+    """Checks a batch of actions and puts it where the workers read it.
+
+    An action space that is one array (Box, Discrete, MultiBinary, MultiDiscrete) has one shared view,
+    :attr:`view`, written in one assignment; any other is split per env and written leaf by leaf, and the leaves
+    with no fixed size (Sequence, Graph, custom spaces) go with the command instead.
+
+    Args:
+        memory: the pool's shared memory.
+        spaces: the vector env's spaces.
+        worker_of: per env, the index of its worker (-1 for the main process).
+    """
+
+    def __init__(self, memory: SharedStepMemory, spaces: VectorSpaces, worker_of: npt.NDArray[np.int64]) -> None:
+        self.memory = memory
+        self.spaces = spaces
+        self.worker_of = worker_of
+        self.num_envs = len(worker_of)
+        layout = memory.actions.layout
+        self.piped = bool(layout.variable_leaves)
+        self.view: npt.NDArray[Any] | None = memory.actions.batch_views[0] if is_single_array(layout) else None
+
+    def write(self, actions: Any, envs: Sequence[int]) -> dict[int, ActionLeaves]:
+        """Put the actions of ``envs`` in shared memory; return per worker what must go with the command, if any.
+
+        Raises:
+            InvalidValueError: the actions are not a batch of ``len(envs)`` actions of the space, or a value
+                would change in the cast to the space's dtype.
+            InvalidTypeError: the actions cannot be converted to the space's dtype.
+        """
+        view = self.view
+        count = len(envs)
+        if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
+            if actions.dtype != view.dtype:
+                actions = cast_exactly(actions, view.dtype, "actions")
+            if count == self.num_envs:
+                view[...] = actions
+            else:
+                view[list(envs)] = actions
+            return {}
+        spaces = self.spaces
+        action_space = spaces.action_space if count == self.num_envs else batch_space(spaces.single_action_space, count)
+        env_actions = actions_per_env(action_space, actions, count)
+        if self.piped:
+            # The fixed-size leaves go to shared memory; only the variable-size ones travel with the command.
+            return self.memory.write_actions(envs, env_actions, self.worker_of)
+        for i, action in zip(envs, env_actions, strict=True):
+            self.memory.actions.write(i, action)
+        return {}

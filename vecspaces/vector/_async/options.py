@@ -1,0 +1,110 @@
+"""The constructor options of :class:`~vecspaces.vector.AsyncVectorEnv`, checked, and the slicing they decide.
+
+Each function takes an option as the user gave it and returns its checked value (or raises a
+:mod:`vecspaces.error` exception naming the option, what it expects and what it got).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import os
+from typing import Any
+
+import numpy as np
+import psutil
+
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+
+__all__ = [
+    "check_worker",
+    "main_process_env_count",
+    "max_concurrency",
+    "pool_batch_size",
+    "split_envs",
+    "worker_count",
+    "worker_cpus",
+]
+
+
+def main_process_env_count(requested: int, num_envs: int) -> int:
+    if isinstance(requested, bool) or not isinstance(requested, int) or not 0 <= requested < num_envs:
+        raise InvalidValueError(
+            message(
+                "main_process_envs is invalid",
+                expected=f"an int in [0, {num_envs - 1}] (at least one env runs in a worker)",
+                got=show(requested),
+            )
+        )
+    return requested
+
+
+def check_worker(worker: Any) -> None:
+    """A custom worker is called with one ``WorkerConfig`` (Gymnasium's takes seven positional arguments)."""
+    if worker is None:
+        return
+    problem = None if callable(worker) else "is not callable"
+    if problem is None:
+        try:
+            inspect.signature(worker).bind(None)
+        except TypeError:
+            problem = "does not take one argument"
+        except ValueError:  # no signature to inspect (some builtins): trust it
+            pass
+    if problem:
+        raise InvalidTypeError(
+            message(
+                f"worker {problem}",
+                expected="a function called in each worker process with one WorkerConfig",
+                got=show(worker),
+                fix="start from vecspaces.vector._async.worker.run_worker; Gymnasium's worker functions do not fit",
+            )
+        )
+
+
+def max_concurrency(requested: Any) -> int | None:
+    if requested is None:
+        return None
+    if isinstance(requested, (bool, np.bool_)) or not isinstance(requested, (int, np.integer)) or requested < 1:
+        # A ValueError for a wrong type too, as Gymnasium raises.
+        raise InvalidValueError(
+            message("max_concurrency is invalid", expected="None or an int >= 1", got=show(requested))
+        )
+    return int(requested)
+
+
+def pool_batch_size(requested: int | None, num_envs: int) -> int:
+    if requested is None:
+        return num_envs
+    if isinstance(requested, bool) or not isinstance(requested, int) or not 1 <= requested <= num_envs:
+        raise InvalidValueError(
+            message("batch_size is invalid", expected=f"an int in [1, {num_envs}]", got=show(requested))
+        )
+    return requested
+
+
+def worker_count(requested: int | None, num_envs: int) -> int:
+    if requested is None:
+        return max(1, min(num_envs, psutil.cpu_count(logical=False) or 1))
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
+        raise InvalidValueError(message("num_workers is invalid", expected="an int >= 1", got=show(requested)))
+    return min(requested, num_envs)
+
+
+def worker_cpus(pin: bool | None, num_workers: int) -> list[int | None]:
+    """The CPU each worker pins itself to (None: not pinned); see ``pin_workers``."""
+    if pin is not None and not isinstance(pin, bool):
+        raise InvalidTypeError(message("pin_workers is invalid", expected="None, True or False", got=show(pin)))
+    # Pinning needs sched_setaffinity, which Linux has and macOS and Windows do not.
+    if pin is False or not hasattr(os, "sched_getaffinity"):
+        return [None] * num_workers
+    allowed = sorted(os.sched_getaffinity(0))
+    if pin is None and len(allowed) != num_workers:
+        return [None] * num_workers
+    return [allowed[w % len(allowed)] for w in range(num_workers)]
+
+
+def split_envs(num_envs: int, num_workers: int) -> list[range]:
+    """Contiguous, balanced slices of env indices, one per worker."""
+    bounds = np.linspace(0, num_envs, num_workers + 1).round().astype(int)
+    return [range(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds)]

@@ -1,0 +1,198 @@
+"""Pool mode (EnvPool-style): ``send(actions, env_ids)`` steps some envs, ``recv()`` returns the first to finish.
+
+Each env is in one of four states::
+
+    idle --send, its worker busy--> queued --its worker is free--> stepping --finished--> ready --recv--> idle
+    idle --send, its worker idle--> stepping
+
+- *queued*: sent an action while its worker was busy with other envs; the worker starts it when it is free.
+- *stepping*: its worker runs its step (a worker steps the envs of one ``send`` at a time).
+- *ready*: its step finished; it waits in finishing order for a ``recv``.
+
+An env that raised goes back to idle (its error is raised by the next ``recv``). Autoreset works per env
+exactly as in ``step``. Gymnasium-style calls are refused while any env is not idle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cloudpickle
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.error import InvalidValueError, NoAsyncCallError, message, show
+from vecspaces.vector._async.actions import ActionWriter
+from vecspaces.vector._async.observations import ObservationPath
+from vecspaces.vector._async.pool import WorkerPool
+from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, add_note, rebuild_error
+from vecspaces.vector.infos import add_info
+
+__all__ = ["PoolMode", "RecvResult", "raise_env_errors"]
+
+RecvResult = tuple[
+    Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any], npt.NDArray[np.int64]
+]
+
+
+class PoolMode:
+    """The pool-mode state of every env, and ``send`` / ``recv`` over the worker pool.
+
+    Args:
+        pool: the worker pool.
+        actions: writes the actions of the envs sent.
+        observations: reads the observations of the envs received.
+        worker_of: per env, the index of its worker.
+        batch_size: how many envs ``recv`` returns.
+        errors: the env errors of the pool's replies, shared with the vector env.
+    """
+
+    def __init__(
+        self,
+        pool: WorkerPool,
+        actions: ActionWriter,
+        observations: ObservationPath,
+        worker_of: npt.NDArray[np.int64],
+        batch_size: int,
+        errors: list[EnvError],
+    ) -> None:
+        self.pool = pool
+        self.control = pool.control
+        self.actions = actions
+        self.observations = observations
+        self.worker_of = worker_of
+        self.num_envs = len(worker_of)
+        self.batch_size = batch_size
+        self.errors = errors
+        self.in_flight: set[int] = set()  # queued or stepping
+        self.ready: list[int] = []  # in finishing order
+        self.queued: dict[int, list[int]] = {}  # per busy worker, the envs it starts next
+        self.stepping: dict[int, list[int]] = {}  # per worker, the envs of its step
+        self.infos: dict[int, dict[str, Any]] = {}  # per ready env, its step's info
+
+    def active(self) -> bool:
+        """Whether any env is not idle."""
+        return bool(self.in_flight or self.ready)
+
+    def busy_envs(self) -> list[int]:
+        """The envs that are not idle, in order."""
+        return sorted(self.in_flight | set(self.ready))
+
+    def send(self, actions: Any, env_ids: Any) -> None:
+        """Step the idle envs ``env_ids`` (default: all) with ``actions``; see ``AsyncVectorEnv.send``."""
+        ids = self._check_env_ids(env_ids)
+        messages = self.actions.write(actions, ids)
+        if not self.in_flight:
+            self.observations.own_buffer()
+        by_worker: dict[int, list[int]] = {}
+        for i in ids:
+            by_worker.setdefault(int(self.worker_of[i]), []).append(i)
+        busy = self.pool.busy
+        blocked = [w for w in by_worker if w in busy and w in messages]
+        if blocked:
+            raise InvalidValueError(
+                message(
+                    "send cannot queue actions with variable-size leaves",
+                    expected="envs whose worker is idle",
+                    got=f"envs {by_worker[blocked[0]]} of busy worker {blocked[0]}",
+                    fix="recv() until that worker's envs are back",
+                )
+            )
+        self.in_flight.update(ids)
+        for w, envs in by_worker.items():
+            if w in busy:
+                self.queued.setdefault(w, []).extend(envs)
+            else:
+                self._dispatch_step(w, envs, messages.get(w))
+
+    def recv(self, timeout: float | None) -> RecvResult:
+        """Wait for the first ``batch_size`` envs to finish; see ``AsyncVectorEnv.recv``."""
+        count = min(self.batch_size, len(self.ready) + len(self.in_flight))
+        if count == 0:
+            raise NoAsyncCallError(
+                message(
+                    "recv has nothing to wait for",
+                    expected="envs that were sent an action",
+                    got="no env stepping or done",
+                    fix="send() actions first",
+                ),
+                "send",
+            )
+        self.pool.collect(lambda: len(self.ready) >= count or bool(self.errors), "recv", timeout)
+        raise_env_errors(self.errors)
+        ids = self.ready[:count]
+        del self.ready[:count]
+        index = _as_index(ids)
+        infos: dict[str, Any] = {}
+        for position, i in enumerate(ids):
+            add_info(infos, self.infos.pop(i, {}), position, len(ids))
+        control = self.control
+        return (
+            self.observations.take(index),
+            control.rewards[index].copy(),
+            control.terminations[index].copy(),
+            control.truncations[index].copy(),
+            infos,
+            np.array(ids, dtype=np.int64),
+        )
+
+    def on_reply(self, w: int, reply: Reply | None) -> bool:
+        """Take worker ``w``'s reply if it finished a pool-mode step (then True), else leave it (False)."""
+        stepped = self.stepping.pop(w, None)
+        if stepped is None:
+            return False
+        failed = set() if reply is None else {error.env_index for error in reply.errors}
+        for i in stepped:
+            self.in_flight.discard(i)
+            if i not in failed:  # a failed env is idle again rather than ready
+                self.ready.append(i)
+                self.infos[i] = {} if reply is None else reply.infos.get(i, {})
+        queued = self.queued.pop(w, None)
+        if queued:
+            self._dispatch_step(w, queued, None)
+        return True
+
+    def _check_env_ids(self, env_ids: Any) -> list[int]:
+        ids = list(range(self.num_envs)) if env_ids is None else [int(i) for i in np.asarray(env_ids).reshape(-1)]
+        problem = None
+        if len(set(ids)) != len(ids):
+            problem = "repeats an env"
+        elif any(not 0 <= i < self.num_envs for i in ids):
+            problem = "has an index out of range"
+        elif any(i in self.in_flight or i in self.ready for i in ids):
+            busy = sorted(i for i in ids if i in self.in_flight or i in self.ready)
+            problem = f"names envs still stepping or not yet received ({busy})"
+        if problem:
+            raise InvalidValueError(
+                message(
+                    f"send env_ids {problem}",
+                    expected=f"distinct idle env indices in [0, {self.num_envs})",
+                    got=show(env_ids),
+                    fix="send only envs returned by the last recv()",
+                )
+            )
+        return ids
+
+    def _dispatch_step(self, w: int, envs: list[int], arguments: ActionLeaves | None) -> None:
+        self.control.stepping[envs] = 1
+        self.stepping[w] = envs
+        self.pool.dispatch(w, Command.STEP_SELECTED, None if arguments is None else cloudpickle.dumps(arguments))
+
+
+def raise_env_errors(errors: list[EnvError]) -> None:
+    """Raise the first of ``errors`` (by env index) as the env raised it, noting how many more; then forget them."""
+    if not errors:
+        return
+    ordered = sorted(errors, key=lambda e: -1 if e.env_index is None else e.env_index)
+    errors.clear()
+    first = rebuild_error(ordered[0])
+    if len(ordered) > 1:
+        add_note(first, f"{len(ordered) - 1} more env error(s) in this call")
+    raise first
+
+
+def _as_index(ids: list[int]) -> slice | list[int]:
+    """A slice when ``ids`` are contiguous and ascending (so arrays index as views), else the list."""
+    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
+        return slice(ids[0], ids[0] + len(ids))
+    return ids
