@@ -1,52 +1,7 @@
 """AsyncVectorEnv: sub-environments stepped in worker processes that write straight into shared memory.
 
-Data flow of one ``step``::
-
-      main process                                   worker w (envs lo..hi)
-      ------------                                   ----------------------
-      write actions -------> [shared: actions]
-      choose the observation buffer, commands[w] = STEP
-      command_ready[w].release() ------------------>  wakes (polls while commands come fast, else blocks)
-                                                      for each env: read its action,
-                                                        env.step(action) (autoreset as the mode says),
-                                    [shared: obs] <--   write obs, reward, terminated, truncated
-                                [shared: control] <--
-                                                      has_reply[w] = bool(infos, variable leaves, errors)
-                                                      finished[w] = 1
-      waits on completions <-----------------------   completions.release()
-      (polls, then blocks in short slices,            then, only if has_reply[w]: pipe.send_bytes(reply)
-       checking the busy workers are alive)
-      reads the replies of workers with has_reply
-      returns [shared: obs]: views (copy=False), or lent from a spare buffer / copied (copy=True), and infos
-
-With ``copy=True``, observation arrays are not copied: each step writes one of a few spare observation buffers
-and lends it to the caller until the caller drops it (see ``vecspaces.vector._async.lending``).
-
-Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils.layout``):
-observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
-variable-size leaves of observations and actions (Sequence, Graph, custom spaces without a layout), call results
-and errors, and the arguments of reset, call and set_attr. With ``shared_memory=False`` whole observations travel
-through the pipe instead.
-
-The pieces, each with one job, in ``vecspaces.vector._async``: ``options`` checks the constructor's options;
-``shared`` lays out the shared memory; ``pool`` starts, commands, waits for and restarts the worker processes
-(``worker`` is their side); ``actions`` writes a batch of actions; ``observations`` reads the batch of
-observations and owns ``copy``; ``pool_mode`` holds the state of ``send``/``recv``. This class is the
-Gymnasium-facing facade that runs the call cycle over them.
-
-Failure semantics:
-
-- An exception in a sub-env comes back with its remote traceback chained (``raise ... from``) and the env index
-  in a note; the worker survives and the pool stays usable.
-- A worker that dies is noticed within a wait slice (0.05 s): the call raises :class:`WorkerDiedError` naming
-  the envs, the exit code or signal and the command. The pool is then broken (every call but ``close`` raises
-  the same error), unless ``restart_workers=True``, which restarts the worker, resets its envs and reports them
-  as truncated with ``info["worker_restarted"]``.
-- Every wait accepts a timeout. A :class:`~vecspaces.error.WaitTimeoutError` (a builtin ``TimeoutError`` and a
-  ``multiprocessing.TimeoutError``, as Gymnasium raises) leaves the call pending: call the same ``*_wait`` (or
-  ``recv``) again to collect the late results; other calls are refused until then; ``close()`` always works.
-- ``close()`` is idempotent and escalates: close command, join with a timeout, terminate, kill. Workers ignore
-  SIGINT, exit by themselves if the main process dies, and are terminated at interpreter exit.
+This module is the Gymnasium-facing facade: the call cycle over the pieces of ``vecspaces.vector._async``, whose
+package docstring has the data flow of a step, the pieces and the failure semantics.
 """
 
 from __future__ import annotations
@@ -57,7 +12,6 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import cloudpickle
 import numpy as np
 import numpy.typing as npt
 
@@ -75,10 +29,11 @@ from vecspaces.spaces import Space
 from vecspaces.vector._arguments import seeds_per_env, split_reset_mask
 from vecspaces.vector._async import options
 from vecspaces.vector._async.actions import ActionWriter
+from vecspaces.vector._async.calls import CallCycle
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
-from vecspaces.vector._async.pool_mode import PoolMode, raise_env_errors
-from vecspaces.vector._async.protocol import Command, EnvError, Reply
+from vecspaces.vector._async.pool_mode import PoolMode
+from vecspaces.vector._async.protocol import Command, Reply
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, run_worker
 from vecspaces.vector._gymnasium_facing import brought_gymnasium
@@ -89,24 +44,19 @@ from vecspaces.vector._spaces import (
     check_observation_mode,
     resolve_spaces,
 )
-from vecspaces.vector.infos import add_info
-from vecspaces.vector.vector_env import AutoresetMode, VectorEnv, autoreset_mode_of
+from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
 __all__ = ["AsyncVectorEnv"]
 
 # The longest a wait polls before blocking; waits that usually take longer do not poll at all (see _async.waiting).
 DEFAULT_MAX_SPIN_SECONDS = 1e-3
-# The worker index of the envs the main process steps itself.
-LOCAL = -1
-# The commands that write observations into the buffer the lender chose.
-_WRITES_OBSERVATIONS = frozenset((Command.STEP, Command.RESET))
 # Calls whose effects would bypass the pool's bookkeeping.
 _RESERVED_CALLS = ("reset", "step", "close")
 
 StepResult = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
 
 
-class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
+class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     """Run sub-environments in worker processes, batching their observations in shared memory.
 
     The arguments up to ``autoreset_mode`` are Gymnasium's; the keyword-only ones are vecspaces' own.
@@ -202,48 +152,9 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         ]
         self._worker_of = np.repeat(np.arange(-1, self.num_workers), [local] + [len(s) for s in slices])
 
-        single_observation, single_action, local_envs = self._probe(observation_mode, local, gymnasium_arguments)
-        context_object: Any = multiprocessing.get_context(context)
-        self._memory = SharedStepMemory(
-            context_object,
-            single_observation,
-            single_action,
-            self.num_envs,
-            self.num_workers,
-            shared_memory,
-            copy,
-            self.max_concurrency,
-        )
-        self._control = self._memory.control()
-        self._local = (
-            EnvSlice(range(local), local_envs, self.autoreset_mode, self._memory, self.num_workers) if local else None
-        )
-        self._local_pending: tuple[Command, Any] | None = None
-        self._pool = WorkerPool(
-            context_object,
-            self.env_fns,
-            slices,
-            self._memory,
-            self.autoreset_mode,
-            daemon,
-            worker or run_worker,
-            DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
-            cpus,
-            restart_workers,
-            self._on_reply,
-        )
-        self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
-        self._call: Command | None = None  # the pending Gymnasium-style call
-        self._not_reset: list[int] = []  # the envs the pending reset leaves as they are
-        self._replies: dict[int, Reply] = {}
-        self._env_errors: list[EnvError] = []
-        descriptions = [describe(env) for env in local_envs]
-        try:
-            descriptions += self._pool.start(range(self.num_workers), startup_timeout)
-        except BaseException:
-            if self._local is not None:
-                self._local.close()
-            raise
+        spaces = self._probe(observation_mode, local, gymnasium_arguments)
+        pool_options = (slices, cpus, worker or run_worker, daemon, spin_seconds, startup_timeout)
+        descriptions = self._start_pool(multiprocessing.get_context(context), spaces, shared_memory, *pool_options)
         self.closed = False
         try:
             self._prepare_batches(observation_mode, descriptions, copy)
@@ -280,6 +191,57 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             observation = observation_mode[1]
         return observation, action, local_envs
 
+    def _start_pool(
+        self,
+        context: Any,
+        probed: tuple[Space[Any], Space[Any], list[Any]],
+        shared_memory: bool,
+        slices: list[range],
+        cpus: list[int | None],
+        worker: Callable[[WorkerConfig], None],
+        daemon: bool,
+        spin_seconds: float | None,
+        startup_timeout: float,
+    ) -> list[dict[str, Any]]:
+        """Lay out the shared memory, start the workers; return every env's description, the main process's first."""
+        single_observation, single_action, local_envs = probed
+        self._memory = SharedStepMemory(
+            context,
+            single_observation,
+            single_action,
+            self.num_envs,
+            self.num_workers,
+            shared_memory,
+            self.copy,
+            self.max_concurrency,
+        )
+        self._control = self._memory.control()
+        local = len(local_envs)
+        self._local = (
+            EnvSlice(range(local), local_envs, self.autoreset_mode, self._memory, self.num_workers) if local else None
+        )
+        self._calls = calls = CallCycle(self._local, self.num_envs)
+        self._pool = calls.pool = WorkerPool(
+            context,
+            self.env_fns,
+            slices,
+            self._memory,
+            self.autoreset_mode,
+            daemon,
+            worker,
+            DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
+            cpus,
+            self.restart_workers,
+            calls.on_reply,
+        )
+        self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
+        try:
+            return [describe(env) for env in local_envs] + self._pool.start(range(self.num_workers), startup_timeout)
+        except BaseException:
+            if self._local is not None:
+                self._local.close()
+            raise
+
     def _prepare_batches(
         self, observation_mode: ObservationMode, descriptions: list[dict[str, Any]], copy: bool
     ) -> None:
@@ -300,8 +262,10 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         )
         self._actions = ActionWriter(self._memory, spaces, self._worker_of)
         self._pool_mode = PoolMode(
-            self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._env_errors
+            self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._calls.errors
         )
+        self._calls.observations = self._observations
+        self._calls.pool_mode = self._pool_mode
         self._all_envs = range(self.num_envs)
         # Where step() writes actions when it can take its shortest path (see _step_plainly), else None.
         plain = (
@@ -312,16 +276,6 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._plain_action_view = self._actions.view if plain else None
 
     # -- Gymnasium's API -----------------------------------------------------------------------------------
-
-    @property
-    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # one per sub-env, as Gymnasium
-        """Each sub-env's ``np_random_seed``."""
-        return self.get_attr("np_random_seed")
-
-    @property  # type: ignore[misc]  # read-only here: the generators live in the sub-envs
-    def np_random(self) -> tuple[Any, ...]:  # type: ignore[override]
-        """Each sub-env's ``np_random``."""
-        return self.get_attr("np_random")
 
     @property
     def restarts(self) -> int:
@@ -347,11 +301,14 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         seeds = seeds_per_env(seed, self.num_envs)
         mask, options = split_reset_mask(options, self.num_envs)
         selected = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask
-        self._not_reset = np.flatnonzero(~selected).tolist()
+        self._calls.not_reset = np.flatnonzero(~selected).tolist()
         self._observations.choose()
-        self._start(
+        self._calls.start(
             Command.RESET,
-            {w: ([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs]) for w, envs in self._slices()},
+            {
+                w: ([seeds[i] for i in envs], options, [bool(selected[i]) for i in envs])
+                for w, envs in self._calls.slices()
+            },
         )
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
@@ -361,7 +318,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.RESET, "reset_wait", timeout)
-        return self._observations.result(), self._gather_infos(replies)
+        return self._observations.result(), self._calls.infos(replies)
 
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
@@ -386,14 +343,14 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """
         view[...] = actions
         self._observations.choose()
-        self._start(Command.STEP, {})
+        self._calls.start(Command.STEP, {})
         started = time.monotonic()
         if not self._pool.collect_quietly(self.timeout):
             # The default timeout bounds the whole wait, this part of it included.
             return self.step_wait(
                 None if self.timeout is None else max(0.0, self.timeout - (time.monotonic() - started))
             )
-        self._call = None
+        self._calls.pending = None
         observations = self._observations
         observations.settle(())
         return self._step_result(observations.result(), {})
@@ -403,7 +360,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._check_can_start("step_async")
         arguments = self._actions.write(actions, self._all_envs)
         self._observations.choose()
-        self._start(Command.STEP, arguments)
+        self._calls.start(Command.STEP, arguments)
 
     def step_wait(self, timeout: float | None = None) -> StepResult:
         """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``.
@@ -412,7 +369,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.STEP, "step_wait", timeout)
-        return self._step_result(self._observations.result(), self._gather_infos(replies) if replies else {})
+        return self._step_result(self._observations.result(), self._calls.infos(replies) if replies else {})
 
     def _step_result(self, observations: Any, infos: dict[str, Any]) -> StepResult:
         """A step's five results; the rewards and flags are copied out of shared memory."""
@@ -436,17 +393,17 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     fix=f"use {name}() directly",
                 )
             )
-        self._start(Command.CALL, {w: (name, args, kwargs) for w, _ in self._slices()})
+        self._calls.start(Command.CALL, {w: (name, args, kwargs) for w, _ in self._calls.slices()})
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for a call to finish and return one result per env."""
-        return self._results(self._finish(Command.CALL, "call_wait", timeout))
+        return self._calls.results(self._finish(Command.CALL, "call_wait", timeout))
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name``. Unlike Gymnasium, a callable attribute is returned, not called."""
         self._check_can_start("get_attr")
-        self._start(Command.GET_ATTR, {w: name for w, _ in self._slices()})
-        return self._results(self._finish(Command.GET_ATTR, "get_attr", None))
+        self._calls.start(Command.GET_ATTR, {w: name for w, _ in self._calls.slices()})
+        return self._calls.results(self._finish(Command.GET_ATTR, "get_attr", None))
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every sub-env.
@@ -460,7 +417,7 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
             )
         self._check_can_start("set_attr")
-        self._start(Command.SET_ATTR, {w: (name, [values[i] for i in envs]) for w, envs in self._slices()})
+        self._calls.start(Command.SET_ATTR, {w: (name, [values[i] for i in envs]) for w, envs in self._calls.slices()})
         self._finish(Command.SET_ATTR, "set_attr", None)
 
     def render(self) -> tuple[Any, ...]:
@@ -523,11 +480,11 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             raise ClosedEnvironmentError("send was called on a closed AsyncVectorEnv; create a new one")
         if self._pool.broken is not None:
             raise WorkerDiedError(self._pool.broken)
-        if self._call is not None:
+        pending = self._calls.pending
+        if pending is not None:
             raise AlreadyPendingCallError(
-                f"send was called while a {self._call.name.lower()} is pending; "
-                f"call {self._call.name.lower()}_wait() first",
-                self._call.name.lower(),
+                f"send was called while a {pending.name.lower()} is pending; call {pending.name.lower()}_wait() first",
+                pending.name.lower(),
             )
         if self._local is not None:
             raise InvalidValueError(
@@ -571,7 +528,12 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def _can_start(self) -> bool:
         """Whether a new call may start: open, not broken, no call pending and no env in pool mode."""
-        return not self.closed and self._pool.broken is None and self._call is None and not self._pool_mode.active()
+        return (
+            not self.closed
+            and self._pool.broken is None
+            and self._calls.pending is None
+            and not self._pool_mode.active()
+        )
 
     def _check_can_start(self, call: str) -> None:
         """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`)."""
@@ -579,8 +541,8 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
             raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
         if self._pool.broken is not None:
             raise WorkerDiedError(self._pool.broken)
-        if self._call is not None:
-            pending = self._call.name.lower()
+        if self._calls.pending is not None:
+            pending = self._calls.pending.name.lower()
             raise AlreadyPendingCallError(
                 f"{call} was called while a {pending} is pending; call {pending}_wait() first "
                 f"(it also collects results that arrived after a timeout)",
@@ -593,82 +555,16 @@ class AsyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 "send",
             )
 
-    def _slices(self) -> list[tuple[int, range]]:
-        """``(worker, env indices)`` of every slice of envs; the main process's slice is worker ``LOCAL``."""
-        slices = list(enumerate(self._pool.slices))
-        return [(LOCAL, self._local.env_indices), *slices] if self._local is not None else slices
-
-    def _start(self, command: Command, arguments: dict[int, Any]) -> None:
-        """Give ``command`` to every worker with its arguments, if any; the main process's envs run at the wait."""
-        self._replies = {}
-        self._call = command
-        if not arguments:
-            self._pool.dispatch_all(command)
-        else:
-            for w in range(self.num_workers):
-                payload = arguments.get(w)
-                self._pool.dispatch(w, command, None if payload is None else cloudpickle.dumps(payload))
-        if self._local is not None:
-            self._local_pending = (command, arguments.get(LOCAL))
-
     def _finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""
-        if self._call is not command or self.closed or self._pool.broken is not None:
+        if self._calls.pending is not command or self.closed or self._pool.broken is not None:
             if self.closed:
                 raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv")
             if self._pool.broken is not None:
                 raise WorkerDiedError(self._pool.broken)
             name = command.name.lower()
             raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
-        if self._local_pending is not None:
-            # The main process's envs run while the workers run theirs.
-            local_command, local_arguments = self._local_pending
-            self._local_pending = None
-            assert self._local is not None
-            self._on_reply(LOCAL, local_command, self._local.handle(local_command, local_arguments))
-        pool = self._pool
-        pool.collect_all(call, self._timeout(timeout))
-        self._call = None
-        replies, self._replies = self._replies, {}
-        if command in _WRITES_OBSERVATIONS:
-            # Envs that did not write this time keep their last observation (the envs of a restarted worker
-            # were all reset anew).
-            stale = [error.env_index for error in self._env_errors if error.env_index is not None]
-            if command is Command.RESET:
-                stale += [i for i in self._not_reset if i not in pool.restarted_envs]
-            self._observations.settle(stale)
-        if pool.restarted_envs:
-            pool.restarted_envs.clear()
-        raise_env_errors(self._env_errors)
-        return replies
-
-    def _on_reply(self, w: int, command: Command, reply: Reply | None) -> None:
-        """Take worker ``w``'s reply to ``command`` (called by the pool as workers finish; None: no reply)."""
-        if reply is not None:
-            for index, values in reply.variable.items():
-                self._observations.receive(index, values)
-            self._env_errors.extend(reply.errors)
-        if self._call is None and self._pool_mode.on_reply(w, reply):
-            return
-        if reply is not None:
-            self._replies[w] = reply
-
-    # -- results ---------------------------------------------------------------------------------------------
-
-    def _gather_infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
-        infos: dict[str, Any] = {}
-        if not replies:
-            return infos
-        for w in sorted(replies):
-            for index, info in sorted(replies[w].infos.items()):
-                add_info(infos, info, index, self.num_envs)
-        return infos
-
-    def _results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:
-        results: dict[int, Any] = {}
-        for reply in replies.values():
-            results.update(reply.results)
-        return tuple(results.get(index) for index in range(self.num_envs))
+        return self._calls.finish(command, call, self._timeout(timeout))
 
 
 def _pair(observation_mode: Any) -> tuple[Any, ...]:

@@ -16,12 +16,12 @@ from vecspaces.vector._gymnasium_facing import brought_gymnasium
 from vecspaces.vector._runner import EnvRunner
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, as_vecspaces_space, resolve_spaces
 from vecspaces.vector.infos import add_info
-from vecspaces.vector.vector_env import AutoresetMode, VectorEnv, autoreset_mode_of
+from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
 __all__ = ["SyncVectorEnv"]
 
 
-class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
+class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     """Run several environments one after the other in this process, as one batched environment.
 
     Args:
@@ -81,16 +81,6 @@ class SyncVectorEnv(VectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._rewards = np.zeros(self.num_envs, dtype=np.float64)
         self._terminations = np.zeros(self.num_envs, dtype=np.bool_)
         self._truncations = np.zeros(self.num_envs, dtype=np.bool_)
-
-    @property
-    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # one per sub-env, as Gymnasium
-        """Each sub-env's ``np_random_seed``."""
-        return self.get_attr("np_random_seed")
-
-    @property  # type: ignore[misc]  # read-only here: the generators live in the sub-envs
-    def np_random(self) -> tuple[Any, ...]:  # type: ignore[override]
-        """Each sub-env's ``np_random``."""
-        return self.get_attr("np_random")
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None

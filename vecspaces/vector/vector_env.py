@@ -17,7 +17,7 @@ from vecspaces.vector._gymnasium_facing import gymnasium_facing
 if TYPE_CHECKING:
     from vecspaces.vector._spaces import VectorSpaces
 
-__all__ = ["AutoresetMode", "VectorEnv", "autoreset_mode_of"]
+__all__ = ["AutoresetMode", "SubEnvsVectorEnv", "VectorEnv", "autoreset_mode_of"]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
@@ -186,3 +186,24 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
     def __repr__(self) -> str:
         num_envs = getattr(self, "num_envs", "?")
         return f"{type(self).__name__}(num_envs={num_envs})"
+
+
+class SubEnvsVectorEnv(VectorEnv[ObsType, ActType, ArrayType]):
+    """Base of the vector envs that hold sub-env objects (both built-in backends): their generators are the sub-envs'.
+
+    As in Gymnasium, ``np_random`` and ``np_random_seed`` give one value per sub-env.
+    """
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each sub-env's attribute ``name``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_attr()")
+
+    @property
+    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # one per sub-env, as Gymnasium
+        """Each sub-env's ``np_random_seed``."""
+        return self.get_attr("np_random_seed")
+
+    @property  # type: ignore[misc]  # read-only here: the generators live in the sub-envs
+    def np_random(self) -> tuple[Any, ...]:  # type: ignore[override]
+        """Each sub-env's ``np_random``."""
+        return self.get_attr("np_random")

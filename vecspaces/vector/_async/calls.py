@@ -1,0 +1,129 @@
+"""The Gymnasium-style call in progress (``reset``, ``step``, ``call``, ``get_attr``, ``set_attr``).
+
+A call starts by giving its command to every worker (:meth:`CallCycle.start`) and finishes when every worker
+has answered (:meth:`CallCycle.finish`). The envs the main process steps itself (``main_process_envs``) run at
+the finish, while the workers run theirs. Replies arrive through :meth:`CallCycle.on_reply`, which the worker
+pool calls as workers finish; a reply to a pool-mode step goes to ``pool_mode`` instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import cloudpickle
+
+from vecspaces.vector._async.observations import ObservationPath
+from vecspaces.vector._async.pool import WorkerPool
+from vecspaces.vector._async.pool_mode import PoolMode, raise_env_errors
+from vecspaces.vector._async.protocol import Command, EnvError, Reply
+from vecspaces.vector.infos import add_info
+
+if TYPE_CHECKING:
+    from vecspaces.vector._async.worker import EnvSlice
+
+__all__ = ["LOCAL", "CallCycle"]
+
+# The worker index of the envs the main process steps itself.
+LOCAL = -1
+# The commands that write observations into the buffer chosen for them.
+_WRITES_OBSERVATIONS = frozenset((Command.STEP, Command.RESET))
+
+
+class CallCycle:
+    """The pending call, its replies and env errors, and the main process's own envs.
+
+    Args:
+        local: the envs the main process steps itself, or None.
+        num_envs: how many envs in all.
+
+    ``pool``, ``observations`` and ``pool_mode`` are set once they exist (the pool is given this object's
+    :meth:`on_reply` when it is built).
+    """
+
+    pool: WorkerPool
+    observations: ObservationPath
+    pool_mode: PoolMode
+
+    def __init__(self, local: EnvSlice | None, num_envs: int) -> None:
+        self.local = local
+        self.num_envs = num_envs
+        self.pending: Command | None = None
+        self.not_reset: list[int] = []  # the envs the pending reset leaves as they are
+        self.replies: dict[int, Reply] = {}
+        self.errors: list[EnvError] = []  # shared with pool mode
+        self._local_pending: tuple[Command, Any] | None = None
+
+    def slices(self) -> list[tuple[int, range]]:
+        """``(worker, env indices)`` of every slice of envs; the main process's slice is worker ``LOCAL``."""
+        slices = list(enumerate(self.pool.slices))
+        return [(LOCAL, self.local.env_indices), *slices] if self.local is not None else slices
+
+    def start(self, command: Command, arguments: dict[int, Any]) -> None:
+        """Give ``command`` to every worker with its arguments, if any; the main process's envs run at the finish."""
+        self.replies = {}
+        self.pending = command
+        pool = self.pool
+        if not arguments:
+            pool.dispatch_all(command)
+        else:
+            for w in range(pool.num_workers):
+                payload = arguments.get(w)
+                pool.dispatch(w, command, None if payload is None else cloudpickle.dumps(payload))
+        if self.local is not None:
+            self._local_pending = (command, arguments.get(LOCAL))
+
+    def finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
+        """Wait until every worker finished ``command`` (the pending one); return the replies.
+
+        Raises:
+            Exception: the first env error of the call, as the env raised it.
+            WorkerDiedError: a worker died (and restarting is off or failed).
+            WaitTimeoutError: ``timeout`` passed first; the call stays pending.
+        """
+        if self._local_pending is not None:
+            # The main process's envs run while the workers run theirs.
+            local_command, local_arguments = self._local_pending
+            self._local_pending = None
+            assert self.local is not None
+            self.on_reply(LOCAL, local_command, self.local.handle(local_command, local_arguments))
+        pool = self.pool
+        pool.collect_all(call, timeout)
+        self.pending = None
+        replies, self.replies = self.replies, {}
+        if command in _WRITES_OBSERVATIONS:
+            # Envs that did not write this time keep their last observation (the envs of a restarted worker
+            # were all reset anew).
+            stale = [error.env_index for error in self.errors if error.env_index is not None]
+            if command is Command.RESET:
+                stale += [i for i in self.not_reset if i not in pool.restarted_envs]
+            self.observations.settle(stale)
+        if pool.restarted_envs:
+            pool.restarted_envs.clear()
+        raise_env_errors(self.errors)
+        return replies
+
+    def on_reply(self, w: int, command: Command, reply: Reply | None) -> None:
+        """Take worker ``w``'s reply to ``command`` (None: the worker had nothing to say)."""
+        if reply is not None:
+            for index, values in reply.variable.items():
+                self.observations.receive(index, values)
+            self.errors.extend(reply.errors)
+        if self.pending is None and self.pool_mode.on_reply(w, reply):
+            return
+        if reply is not None:
+            self.replies[w] = reply
+
+    def infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
+        """The batched infos of the replies, in env order."""
+        infos: dict[str, Any] = {}
+        for w in sorted(replies):
+            for index, info in sorted(replies[w].infos.items()):
+                add_info(infos, info, index, self.num_envs)
+        return infos
+
+    def results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:
+        """One result per env (of ``call`` or ``get_attr``)."""
+        results: dict[int, Any] = {}
+        for reply in replies.values():
+            results.update(reply.results)
+        return tuple(results.get(index) for index in range(self.num_envs))
