@@ -1,1 +1,51 @@
-"""The worker pool behind AsyncVectorEnv: protocol, shared memory and worker loop."""
+"""The worker pool behind :class:`~vecspaces.vector.AsyncVectorEnv`.
+
+Data flow of one ``step``::
+
+      main process                                   worker w (envs lo..hi)
+      ------------                                   ----------------------
+      write actions -------> [shared: actions]
+      choose the observation buffer, commands[w] = STEP
+      command_ready[w].release() ------------------>  wakes (polls while commands come fast, else blocks)
+                                                      for each env: read its action,
+                                                        env.step(action) (autoreset as the mode says),
+                                    [shared: obs] <--   write obs, reward, terminated, truncated
+                                [shared: control] <--
+                                                      has_reply[w] = bool(infos, variable leaves, errors)
+                                                      finished[w] = 1
+      waits on completions <-----------------------   completions.release()
+      (polls, then blocks in short slices,            then, only if has_reply[w]: pipe.send_bytes(reply)
+       checking the busy workers are alive)
+      reads the replies of workers with has_reply
+      returns [shared: obs]: views (copy=False), or lent from a spare buffer / copied (copy=True), and infos
+
+With ``copy=True``, observation arrays are not copied: each step writes one of a few spare observation buffers
+and lends it to the caller until the caller drops it (see ``vecspaces.vector._async.lending``).
+
+Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils``):
+observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
+variable-size leaves of observations and actions (Sequence, Graph, custom spaces without a layout), call results
+and errors, and the arguments of reset, call and set_attr. With ``shared_memory=False`` whole observations travel
+through the pipe instead.
+
+The pieces, each with one job: ``options`` checks the constructor's options; ``shared`` lays out the shared
+memory; ``pool`` starts, commands, waits for and restarts the worker processes (``worker`` is their side, and
+``EnvSlice`` steps a slice of envs there or in the main process); ``calls`` runs the Gymnasium-style call in
+progress; ``actions`` writes a batch of actions; ``observations`` reads the batch of observations and owns
+``copy``; ``pool_mode`` holds the state of ``send``/``recv``. ``vecspaces.vector.async_vector_env`` is the
+Gymnasium-facing facade over them.
+
+Failure semantics:
+
+- An exception in a sub-env comes back with its remote traceback chained (``raise ... from``) and the env index
+  in a note; the worker survives and the pool stays usable.
+- A worker that dies is noticed within a wait slice (0.05 s): the call raises :class:`WorkerDiedError` naming
+  the envs, the exit code or signal and the command. The pool is then broken (every call but ``close`` raises
+  the same error), unless ``restart_workers=True``, which restarts the worker, resets its envs and reports them
+  as truncated with ``info["worker_restarted"]``.
+- Every wait accepts a timeout. A :class:`~vecspaces.error.WaitTimeoutError` (a builtin ``TimeoutError`` and a
+  ``multiprocessing.TimeoutError``, as Gymnasium raises) leaves the call pending: call the same ``*_wait`` (or
+  ``recv``) again to collect the late results; other calls are refused until then; ``close()`` always works.
+- ``close()`` is idempotent and escalates: close command, join with a timeout, terminate, kill. Workers ignore
+  SIGINT, exit by themselves if the main process dies, and are terminated at interpreter exit.
+"""
