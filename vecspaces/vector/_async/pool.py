@@ -5,10 +5,22 @@ command code into ``control.commands[w]``, releases ``command_ready[w]`` and sen
 any) through the pipe. When the worker is done it sets ``control.finished[w]``, releases the one
 ``completions`` semaphore shared by all workers, and only then sends its reply (if ``control.has_reply[w]``).
 
-The main process waits on ``completions`` (polling first, see ``waiting``), then scans the ``finished`` flags:
-one count per finished worker, counts it saw a flag for before the count arrived are paid later. It blocks in
-slices of ``WAIT_SLICE_SECONDS`` and checks after each that the busy workers are alive, so a dead worker is
-noticed promptly instead of hanging the pool.
+A worker, as the main process sees it, is in one of three states::
+
+    idle --dispatch--> busy (in ``busy``, with its command) --finished[w] set--> finished --taken--> idle
+    busy --its process died--> restarted with its command redone (then taken), or the pool broken
+
+"Taken" means: its flag cleared, its reply (if any) read and handed to ``on_reply``. Each finished worker also
+owes the main process one ``completions`` count. Flags and counts are not taken in one step: a wait may see a
+flag before the count has arrived, or take a count while the flag is still unseen. ``_owed`` keeps the
+difference (counts of taken workers not yet acquired, minus counts acquired ahead of their flags), so every
+count is acquired exactly once and the semaphore never drifts.
+
+The main process waits on ``completions`` (polling first, see ``waiting``), then takes the finished workers.
+It blocks in slices of ``WAIT_SLICE_SECONDS`` and checks after each that the busy workers are alive, so a dead
+worker is noticed promptly instead of hanging the pool. Three waits share this: :meth:`WorkerPool.collect`
+(until a condition holds, e.g. pool mode's batch), :meth:`WorkerPool.collect_all` (every busy worker, for a
+Gymnasium-style call) and :meth:`WorkerPool.collect_quietly` (the fast path of a plain step: counts only).
 """
 
 from __future__ import annotations
