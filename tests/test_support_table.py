@@ -1,4 +1,4 @@
-"""The support table (vecspaces._ops.support) agrees with the implementations.
+"""The support table (vecspaces._kernels.support, its data in vecspaces._ops.support) agrees with the implementations.
 
 Every (operation, kind) pair is run on a catalog space of that kind: a supported pair must not raise; an
 unsupported one must raise the listed error with the listed reason in its message. Pairs supported under a
@@ -16,7 +16,7 @@ import pytest
 
 from tests.catalog import make
 from tests.helpers import Opaque
-from vecspaces._ops import support as table
+from vecspaces._kernels import support as table
 from vecspaces._ops.memory_nodes import VariableLeaf, layout_nodes
 from vecspaces.error import CustomSpaceError
 from vecspaces.spaces import (
@@ -156,8 +156,8 @@ def test_built_in_kinds_register_a_kernel_for_every_operation() -> None:
     # The rule for kernel modules: an operation a space does not support still has a kernel, which raises
     # the documented error; none of them falls back to the custom-space default.
     for operation in table.OPERATIONS:
-        function = table._registries()[operation]
-        for kind, cls in table._kind_classes().items():
+        function = table.registries()[operation]
+        for kind, cls in table.kind_classes().items():
             assert cls in function.registry, (operation, kind)  # type: ignore[attr-defined]
 
 
@@ -226,6 +226,6 @@ def test_every_built_in_concatenate_kernel_has_a_check_phase() -> None:
     # (vecspaces._ops.batch.register_concatenate); a built-in kernel without one would break that guarantee.
     from vecspaces._ops.batch import preparers
 
-    for kind, cls in table._kind_classes().items():
+    for kind, cls in table.kind_classes().items():
         assert concatenate.dispatch(cls) in preparers(), kind
     assert concatenate.registry[object] in preparers()  # the custom-space rule writes nothing

@@ -2,45 +2,19 @@
 
 ``vecspaces.spaces`` and ``vecspaces.vector`` are drop-in replacements for ``gymnasium.spaces`` and
 ``gymnasium.vector``.
+
+The package is a strict stack of layers, each importing only the ones below it (``tests/test_architecture.py``
+checks it): ``error``; the space base class and the operations' declarations (``spaces.space``, ``_ops``); the
+concrete spaces (``spaces``); their kernels (``_kernels``, registered by the import below); ``vector``.
 """
 
+import vecspaces._kernels  # noqa: F401  (registers every kind's implementations of the operations)
 from vecspaces import error, spaces, vector
 from vecspaces.env import Env
-from vecspaces.spaces import (
-    Box,
-    Dict,
-    Discrete,
-    Graph,
-    GraphInstance,
-    MultiBinary,
-    MultiDiscrete,
-    OneOf,
-    Sequence,
-    Space,
-    Text,
-    Tuple,
-)
+from vecspaces.spaces import *  # noqa: F403  (the space classes, and the rest of vecspaces.spaces.__all__)
 from vecspaces.vector.make import make_vec
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Box",
-    "Dict",
-    "Discrete",
-    "Env",
-    "Graph",
-    "GraphInstance",
-    "MultiBinary",
-    "MultiDiscrete",
-    "OneOf",
-    "Sequence",
-    "Space",
-    "Text",
-    "Tuple",
-    "__version__",
-    "error",
-    "make_vec",
-    "spaces",
-    "vector",
-]
+__all__ = ["Env", "__version__", "error", "make_vec", "spaces", "vector"]
+__all__ += spaces.__all__

@@ -10,7 +10,7 @@ from typing import Any, Generic, Literal, SupportsFloat, TypeVar
 
 import numpy as np
 
-from vecspaces.spaces.space import Space, make_rng
+from vecspaces._space import Space, make_rng
 
 __all__ = ["Env"]
 

@@ -27,7 +27,7 @@ from vecspaces.spaces import (
     flatten_space,
     unflatten,
 )
-from vecspaces.spaces.sequence import empty_stack, stack_items, unstack
+from vecspaces.spaces._stacking import empty_stack, stack_items, unstack
 from vecspaces.spaces.utils import is_space_dtype_shape_equiv
 from vecspaces.vector.utils import (
     batch_differing_spaces,

@@ -1,19 +1,15 @@
-"""Implementations of the operations, one module per space kind.
+"""Implementations of the operations: one module per kind of space, plus what several kinds share.
 
-A module is that space's row of the operation x space table (flatten family, batching family, shared-memory
-layout).
+A kind's module is that space's row of the operation x space table (flatten family, batching family,
+shared-memory layout, Gymnasium converter). ``custom`` is the custom-space row, ``arrays`` what the kinds whose
+value is one array share, ``support`` reads the whole table back from the registries.
 
-Importing this package registers them all; ``vecspaces.spaces`` does so on import.
+Importing this package imports every module in it, which registers them all; the package root ``vecspaces``
+does so. The modules are found in the package's directory, so a new kind's kernel module needs no line here.
 """
 
-from vecspaces._kernels import (  # noqa: F401
-    box,
-    container,
-    discrete,
-    graph,
-    multi_binary,
-    multi_discrete,
-    oneof,
-    sequence,
-    text,
-)
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

@@ -9,6 +9,8 @@ Gymnasium does, although their samples are 0-d arrays. ``batch_differing_spaces`
 that share a shape and dtype. ``concatenate`` checks every item before it writes into ``out``.
 
 Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf` of the box's dtype and shape.
+
+Gymnasium: converted with its bounds, dtype and boundedness flags.
 """
 
 from __future__ import annotations
@@ -22,25 +24,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from vecspaces._kernels.arrays import array_layout, same_array_layout
+from vecspaces._ops.arguments import check_batch_size, out_array_problem
 from vecspaces._ops.batch import (
     batch_differing_spaces,
     batch_space,
-    check_batch_size,
     concatenate,
     create_empty_array,
     iterate,
-    out_array_problem,
     stacked_concatenate,
 )
-from vecspaces._ops.flatten import (
-    flatdim,
-    flatten,
-    flatten_space,
-    is_space_dtype_shape_equiv,
-    same_array_layout,
-    unflatten,
-)
-from vecspaces._ops.memory_nodes import array_layout, layout_nodes
+from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
+from vecspaces._ops.gymnasium import register_converter
+from vecspaces._ops.memory_nodes import layout_nodes
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 
@@ -66,11 +62,10 @@ def _flatten_space_box(space: Box) -> Box:
 
 @flatten.register(Box)
 def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
-    if x.__class__ is _ndarray:  # the common case, checked as cheaply as possible
+    if x.__class__ is _ndarray and x.dtype is space.dtype and x.shape == space._shape:  # the common case
         flat = x.ravel()  # x itself or a view, unless x is not contiguous
-        if flat.dtype is space.dtype and len(flat) == space._size:
-            # Always a new array, as in Gymnasium: changing the flat vector must not change the observation.
-            return flat.copy() if flat is x or flat.base is not None else flat
+        # Always a new array, as in Gymnasium: changing the flat vector must not change the observation.
+        return flat.copy() if flat is x or flat.base is not None else flat
     try:
         flat = np.array(x, dtype=space.dtype).reshape(-1)  # np.array copies, so this is never a view of x
     except (ValueError, TypeError, OverflowError) as error:
@@ -91,8 +86,8 @@ def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
 @unflatten.register(Box)
 def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
     if x.__class__ is _ndarray and x.dtype is space.dtype:  # the common case: no conversion
-        if x.ndim == 1 and len(x) == space._vector_size:
-            return x.view()  # a 1-D box: the same as reshape, for less
+        if x.shape == space._shape:
+            return x.view()  # x has the box's shape already (a 1-D box): the same as reshape, for less
         try:
             return x.reshape(space._shape)
         except ValueError:
@@ -273,3 +268,25 @@ def _create_empty_array_box(space: Box, n: int = 1, fn: Callable[..., np.ndarray
 
 
 layout_nodes.register(Box, array_layout)
+
+
+@register_converter(Box)
+def _convert_box(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    low = _bound(space.low, space.bounded_below, -np.inf)
+    high = _bound(space.high, space.bounded_above, np.inf)
+    box = lib.Box(low, high, space.shape, space.dtype, seed=seed)
+    # Left: an integer Box unbounded on only some entries. Gymnasium wraps an infinity inside an int64 bound
+    # array to the dtype minimum, so the dtype limits go in and the flags are copied.
+    if not np.array_equal(box.bounded_below, space.bounded_below):
+        box.bounded_below = space.bounded_below.copy()
+    if not np.array_equal(box.bounded_above, space.bounded_above):
+        box.bounded_above = space.bounded_above.copy()
+    return box
+
+
+def _bound(values: NDArray[Any], bounded: NDArray[np.bool_], infinity: float) -> NDArray[Any] | float:
+    # An integer Box stores an infinite bound as the dtype's limit, which would count as bounded if passed
+    # back; a side unbounded everywhere is given back as the infinity the user gave.
+    if values.dtype.kind != "f" and values.size and not np.any(bounded):
+        return infinity
+    return values.copy()

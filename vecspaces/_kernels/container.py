@@ -15,8 +15,11 @@ Tuple, with one exception for Tuples (see :func:`_iterate_tuple`): a Tuple whose
 ``iterate`` of their own is the batch of per-env copies that Text, Sequence, Graph, OneOf and custom spaces
 batch to, and its items are the values.
 
-Shared memory: a :class:`~vecspaces._ops.memory_nodes.DictNode` / :class:`~vecspaces._ops.memory_nodes.TupleNode`, then
-each child's nodes in the space's order, each path extended by the child's key or position.
+Shared memory: a :class:`~vecspaces._ops.memory_nodes.DictNode` /
+:class:`~vecspaces._ops.memory_nodes.TupleNode`, then each child's nodes in the space's order, each path
+extended by the child's key or position.
+
+Gymnasium: converted child by child, in the space's order (and a Dict's ``sort_keys``).
 
 Every error about a part of a value names its path, e.g. ``items[3]['camera']: ...``, and every error about a
 child space names the child's path, e.g. ``space['camera'][1]: flatdim has no implementation ...`` for a
@@ -28,17 +31,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from copy import deepcopy
 from functools import partial
+from inspect import signature
 from operator import is_, itemgetter
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.arguments import as_items, check_batch_size
 from vecspaces._ops.batch import (
-    as_items,
     batch_differing_spaces,
     batch_space,
-    check_batch_size,
     concatenate,
     create_empty_array,
     items_fit,
@@ -59,7 +62,9 @@ from vecspaces._ops.flatten import (
     same_kind,
     unflatten,
 )
+from vecspaces._ops.gymnasium import register_converter
 from vecspaces._ops.memory_nodes import DictNode, LayoutNode, Path, TupleNode, layout_nodes
+from vecspaces._space import Space, cached
 from vecspaces.error import (
     CustomSpaceError,
     Error,
@@ -71,22 +76,21 @@ from vecspaces.error import (
 from vecspaces.spaces._container import Container, relocate
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.dict import Dict
-from vecspaces.spaces.space import Space
 from vecspaces.spaces.tuple import Tuple
 
 # The dtype of an empty container's flat vector: promoting it with any dtype gives that dtype.
 EMPTY_FLAT_DTYPE = np.dtype(np.bool_)
 
 
-class _FlatLayout:
-    """How a container flattens, computed once per space and reused while the space keeps its children.
+class _FlattenPlan:
+    """How a container flattens, computed once per space (``cached``) and reused while it keeps its children.
 
     It holds the children with their flatten and unflatten kernels (looked up once, so per-call dispatch is
     skipped), the slice of the flat vector each child owns and the flat dtype. It stays valid while the
-    container holds the same child objects under the same keys and its nested containers' layouts stay valid:
-    ``Dict.__setitem__`` and direct edits of ``Dict.spaces`` are both noticed. Leaf spaces are taken to be
-    immutable, as they are in practice, and kernels are looked up when the layout is built, so register
-    kernels for custom spaces before flattening containers that hold them.
+    container holds the same child objects under the same keys and its nested containers' plans stay valid
+    (:meth:`fits`): ``Dict.__setitem__`` and direct edits of ``Dict.spaces`` are both noticed. Leaf spaces are
+    taken to be immutable, as they are in practice, and kernels are looked up when the plan is built, so
+    register kernels for custom spaces before flattening containers that hold them.
     """
 
     __slots__ = (
@@ -105,18 +109,18 @@ class _FlatLayout:
     )
 
     def __init__(self, space: Container[Any]) -> None:
-        self.keys = tuple(space._keys())
-        self.children = tuple(space._children())
+        self.keys = tuple(space.child_keys())
+        self.children = tuple(space.children())
         self.count = len(self.children)
         self.by_key = isinstance(space, Dict)  # a Dict's children can change in place
         self.source = space.spaces
         self.value_type = dict if self.by_key else tuple
-        # Through _each_child, so that an error building a nested layout names the nested container's key.
-        layouts = _each_child(space, self.children, _nested_layout, "space")
-        self.nested: tuple[tuple[Container[Any], _FlatLayout], ...] = tuple(
-            (child, layout)  # type: ignore[misc]  # a child with a layout is a container
-            for child, layout in zip(self.children, layouts, strict=True)
-            if layout is not None
+        # Through _each_child, so that an error building a nested plan names the nested container's key.
+        plans = _each_child(space, self.children, _nested_plan, "space")
+        self.nested: tuple[tuple[Container[Any], _FlattenPlan], ...] = tuple(
+            (child, plan)  # type: ignore[misc]  # a child with a plan is a container
+            for child, plan in zip(self.children, plans, strict=True)
+            if plan is not None
         )
         self.flattenable = all(is_flattenable(child) for child in self.children)
         self.flatteners = tuple(
@@ -137,7 +141,7 @@ class _FlatLayout:
             )
 
     def fits(self, space: Container[Any]) -> bool:
-        """Whether this layout still describes ``space``."""
+        """Whether this plan still describes ``space``."""
         source = space.spaces
         if self.by_key:
             if (
@@ -150,23 +154,22 @@ class _FlatLayout:
             return False
         if not self.nested:  # the common case: skip building a generator
             return True
-        # Checked without rebuilding a stale nested layout here: a rebuild that fails would name a path without
-        # this container's key. A stale one makes this layout unfit, and its rebuild goes through _each_child.
-        return all(child._flat_layout is layout and layout.fits(child) for child, layout in self.nested)
+        # Checked without rebuilding a stale nested plan here: a rebuild that fails would name a path without
+        # this container's key. A stale one makes this plan unfit, and its rebuild goes through _each_child.
+        return all(plan.fits(child) for child, plan in self.nested)
 
 
-def _layout(space: Container[Any]) -> _FlatLayout:
-    """The flat layout of ``space``, built on first use and rebuilt when the space's children changed."""
-    layout: _FlatLayout | None = space._flat_layout
-    if layout is None or not layout.fits(space):
-        layout = _FlatLayout(space)
-        space._flat_layout = layout
-    return layout
+_FITS = _FlattenPlan.fits
 
 
-def _nested_layout(child: Space[Any]) -> _FlatLayout | None:
-    """The flat layout of ``child`` if it is a container, else None."""
-    return _layout(child) if isinstance(child, Container) else None
+def _plan(space: Container[Any]) -> _FlattenPlan:
+    """The flatten plan of ``space``, built on first use and rebuilt when the space's children changed."""
+    return cached(space, _FlattenPlan, _FITS)
+
+
+def _nested_plan(child: Space[Any]) -> _FlattenPlan | None:
+    """The flatten plan of ``child`` if it is a container, else None."""
+    return _plan(child) if isinstance(child, Container) else None
 
 
 def _each_child(
@@ -183,19 +186,19 @@ def _each_child(
         for child in children:
             results.append(operation(child))
     except Error as error:
-        raise relocate(error, space._segment(len(results)), root) from None
+        raise relocate(error, space.path_segment(len(results)), root) from None
     return results
 
 
 def _variable_path(space: Container[Any]) -> tuple[str, Space[Any]] | None:
     """The path and space of the first child (searching nested containers) that cannot flatten to an array."""
-    for index, child in enumerate(space._children()):
+    for index, child in enumerate(space.children()):
         if isinstance(child, Container):
             found = _variable_path(child)
             if found is not None:
-                return space._segment(index) + found[0], found[1]
+                return space.path_segment(index) + found[0], found[1]
         elif not is_flattenable(child):
-            return space._segment(index), child
+            return space.path_segment(index), child
     return None
 
 
@@ -205,8 +208,8 @@ def _variable_path(space: Container[Any]) -> tuple[str, Space[Any]] | None:
 @flatdim.register(Dict)
 @flatdim.register(Tuple)
 def _flatdim_container(space: Container[Any]) -> int:
-    layout = _layout(space)
-    if not layout.flattenable:
+    plan = _plan(space)
+    if not plan.flattenable:
         path, child = _variable_path(space) or ("", space)
         raise NotFlattenableError(
             message(
@@ -217,98 +220,94 @@ def _flatdim_container(space: Container[Any]) -> int:
                 fix="flatten_space and flatten keep the structure of such spaces; use them instead of flatdim",
             )
         )
-    return layout.size
+    return plan.size
 
 
 @flatten_space.register(Dict)
 @flatten_space.register(Tuple)
 def _flatten_space_container(space: Container[Any]) -> Space[Any]:
-    layout = _layout(space)
-    flat_children = _each_child(space, layout.children, flatten_space, "space")
-    if not layout.flattenable:
-        return space._rebuild(flat_children)
+    plan = _plan(space)
+    flat_children = _each_child(space, plan.children, flatten_space, "space")
+    if not plan.flattenable:
+        return space.rebuild(flat_children)
     if not flat_children:
-        return Box(low=0, high=1, shape=(0,), dtype=layout.dtype)
-    low = np.concatenate([flat.low for flat in flat_children], dtype=layout.dtype)
-    high = np.concatenate([flat.high for flat in flat_children], dtype=layout.dtype)
-    return Box(low=low, high=high, dtype=layout.dtype)
+        return Box(low=0, high=1, shape=(0,), dtype=plan.dtype)
+    low = np.concatenate([flat.low for flat in flat_children], dtype=plan.dtype)
+    high = np.concatenate([flat.high for flat in flat_children], dtype=plan.dtype)
+    return Box(low=low, high=high, dtype=plan.dtype)
 
 
 @flatten.register(Dict)
 @flatten.register(Tuple)
 def _flatten_container(space: Container[Any], x: Any) -> Any:
-    layout = space._flat_layout
-    if layout is None or not layout.fits(space):
-        layout = _layout(space)
-    if type(x) is layout.value_type and len(x) == layout.count:
+    plan = cached(space, _FlattenPlan, _FITS)
+    if type(x) is plan.value_type and len(x) == plan.count:
         try:
-            flat = [kernel(child, x[key]) for kernel, key, child in layout.flatteners]
+            flat = [kernel(child, x[key]) for kernel, key, child in plan.flatteners]
         except Exception:
             pass  # the checked path below says what is wrong, and where
         else:
-            return _join(space, layout, flat)
-    parts = space._unpack(x, "x")
+            return _join(space, plan, flat)
+    parts = space.unpack(x, "x")
     flat = []
     try:
-        for child, part in zip(layout.children, parts, strict=True):
+        for child, part in zip(plan.children, parts, strict=True):
             flat.append(flatten(child, part))
     except Error as error:
-        raise relocate(error, space._segment(len(flat)), _root(error)) from None
-    return _join(space, layout, flat)
+        raise relocate(error, space.path_segment(len(flat)), _root(error)) from None
+    return _join(space, plan, flat)
 
 
 def _root(error: Error) -> str:
     """Where the path of a child's error from ``flatten`` or ``unflatten`` starts, if it names none yet.
 
     At the value ``x``, except for a custom space with nothing registered: that is the space's fault, and its
-    path starts at ``space`` as it does when the same space fails while the flat layout is built.
+    path starts at ``space`` as it does when the same space fails while the flatten plan is built.
     """
     return "space" if isinstance(error, CustomSpaceError) else "x"
 
 
-def _join(space: Container[Any], layout: _FlatLayout, flat: list[Any]) -> Any:
-    if not layout.flattenable:
-        return space._pack(flat)
+def _join(space: Container[Any], plan: _FlattenPlan, flat: list[Any]) -> Any:
+    if not plan.flattenable:
+        return space.pack(flat)
     if not flat:
-        return np.zeros(0, dtype=layout.dtype)
-    return np.concatenate(flat, dtype=layout.dtype)
+        return np.zeros(0, dtype=plan.dtype)
+    return np.concatenate(flat, dtype=plan.dtype)
 
 
 @unflatten.register(Dict)
 @unflatten.register(Tuple)
 def _unflatten_container(space: Container[Any], x: Any) -> Any:
-    layout = space._flat_layout
-    if layout is None or not layout.fits(space):
-        layout = _layout(space)
-    if not layout.flattenable:
-        return _unflatten_each(space, layout, space._unpack(x, "x"))
-    if type(x) is np.ndarray and x.ndim == 1 and x.shape[0] == layout.size:
+    plan = cached(space, _FlattenPlan, _FITS)
+    if not plan.flattenable:
+        return _unflatten_each(space, plan, space.unpack(x, "x"))
+    if type(x) is np.ndarray and x.ndim == 1 and x.shape[0] == plan.size:
         try:
-            values = [kernel(child, x[start:stop]) for kernel, child, start, stop in layout.unflatteners]
+            values = [kernel(child, x[start:stop]) for kernel, child, start, stop in plan.unflatteners]
         except Exception:
             pass  # the checked path below says what is wrong, and where
         else:
-            return space._pack(values)
+            return space.pack(values)
     x = as_flat_array(x, type(space).__name__)
-    if x.shape[0] != layout.size:
+    if x.shape[0] != plan.size:
         raise InvalidValueError(
             message(
                 f"unflatten of {type(space).__name__} got a flat array of the wrong length",
-                expected=f"{layout.size} entries (flatdim of the space)",
+                expected=f"{plan.size} entries (flatdim of the space)",
                 got=show(x),
             )
         )
-    return _unflatten_each(space, layout, [x[start:stop] for _, _, start, stop in layout.unflatteners])
+    return _unflatten_each(space, plan, [x[start:stop] for _, _, start, stop in plan.unflatteners])
 
 
-def _unflatten_each(space: Container[Any], layout: _FlatLayout, parts: Sequence[Any]) -> Any:
+def _unflatten_each(space: Container[Any], plan: _FlattenPlan, parts: Sequence[Any]) -> Any:
     values: list[Any] = []
     try:
-        for child, part in zip(layout.children, parts, strict=True):
+        for child, part in zip(plan.children, parts, strict=True):
             values.append(unflatten(child, part))
     except Error as error:
-        raise relocate(error, space._segment(len(values)), _root(error)) from None
-    return space._pack(values)
+        raise relocate(error, space.path_segment(len(values)), _root(error)) from None
+    return space.pack(values)
 
 
 @is_space_dtype_shape_equiv.register(Dict)
@@ -319,17 +318,17 @@ def _is_container_dtype_shape_equiv(space_1: Container[Any], space_2: Space[Any]
     if other is None:
         return False
     try:
-        others = space_1._unpack(other.spaces, "space_2")  # same keys (any order) or same length
+        others = space_1.unpack(other.spaces, "space_2")  # same keys (any order) or same length
     except Error:
         return False
     checked = 0
     try:
-        for child, other in zip(space_1._children(), others, strict=True):
+        for child, other in zip(space_1.children(), others, strict=True):
             if not is_space_dtype_shape_equiv(child, other):
                 return False
             checked += 1
     except Error as error:  # a custom child with nothing registered: name its path, as the other operations do
-        raise relocate(error, space_1._segment(checked), "space_1") from None
+        raise relocate(error, space_1.path_segment(checked), "space_1") from None
     return True
 
 
@@ -340,22 +339,22 @@ def _is_container_dtype_shape_equiv(space_1: Container[Any], space_2: Space[Any]
 @batch_space.register(Tuple)
 def _batch_space_container(space: Container[Any], n: int = 1) -> Space[Any]:
     n = check_batch_size("batch_space", n)
-    children = _each_child(space, space._children(), lambda child: batch_space(child, n), "space")
-    return space._rebuild(children, seed=deepcopy(space.np_random))
+    children = _each_child(space, space.children(), lambda child: batch_space(child, n), "space")
+    return space.rebuild(children, seed=deepcopy(space.np_random))
 
 
 @batch_differing_spaces.register(Dict)  # dispatched on spaces[0], see vecspaces._ops.batch
 @batch_differing_spaces.register(Tuple)
 def _batch_differing_containers(spaces: Sequence[Container[Any]]) -> Space[Any]:  # type: ignore[misc]
     first = spaces[0]
-    rows = [first._unpack(space.spaces, f"spaces[{index}]") for index, space in enumerate(spaces)]
+    rows = [first.unpack(space.spaces, f"spaces[{index}]") for index, space in enumerate(spaces)]
     children: list[Space[Any]] = []
     try:
         for column in zip(*rows, strict=True):
             children.append(batch_differing_spaces(list(column)))
     except Error as error:
-        raise relocate(error, first._segment(len(children)), "space") from None
-    return first._rebuild(children, seed=deepcopy(first.np_random))
+        raise relocate(error, first.path_segment(len(children)), "space") from None
+    return first.rebuild(children, seed=deepcopy(first.np_random))
 
 
 # The children's kernels, found through the dispatchers' caches: faster than calling the dispatchers.
@@ -460,7 +459,7 @@ def _check_children(space: Container[Any], items: Sequence[Any], out: Any) -> tu
         The rows to assign, and per child its out (a row), its write, or a holder of its result.
     """
     columns, outs = _columns(space, items, out)
-    children = space._children()
+    children = space.children()
     count = len(items)
     rows: Rows = []  # (out, column) of the fast array children
     writes: list[Any] = []  # per child: its out (fast), its write, or None (no check phase)
@@ -488,7 +487,7 @@ def _check_children(space: Container[Any], items: Sequence[Any], out: Any) -> tu
             child = children[index]
             writes[index] = _Done(_concatenate_kernel(child.__class__)(child, columns[index], outs[index]))
     except Error as error:
-        raise relocate(error, space._segment(index), "space") from None
+        raise relocate(error, space.path_segment(index), "space") from None
     return rows, writes
 
 
@@ -508,7 +507,7 @@ def _write_all(space: Container[Any], rows: Rows, writes: list[Any]) -> Any:
     for child_out, column in rows:
         if column:
             child_out[...] = column
-    return space._pack([write if type(write) is np.ndarray else write() for write in writes])
+    return space.pack([write if type(write) is np.ndarray else write() for write in writes])
 
 
 set_prepare(_concatenate_container, _prepare_container)
@@ -539,9 +538,9 @@ def _columns(space: Container[Any], items: Sequence[Any], out: Any) -> tuple[Seq
             return [[item[key] for item in items] for key in children], [out[key] for key in children]
         except KeyError:  # a dict with other keys: the checked path below names them
             pass
-    rows = [space._unpack(item, f"items[{index}]") for index, item in enumerate(items)]
+    rows = [space.unpack(item, f"items[{index}]") for index, item in enumerate(items)]
     columns = list(zip(*rows, strict=True)) if rows else [()] * count
-    return columns, space._unpack(out, "out")
+    return columns, space.unpack(out, "out")
 
 
 @create_empty_array.register(Dict)
@@ -551,20 +550,20 @@ def _create_empty_array_container(
 ) -> Any:
     # The children's kernels directly: the public create_empty_array checked n and fn once already.
     arrays = _each_child(
-        space, space._children(), lambda child: _create_empty_kernel(child.__class__)(child, n, fn), "space"
+        space, space.children(), lambda child: _create_empty_kernel(child.__class__)(child, n, fn), "space"
     )
-    return space._pack(arrays)
+    return space.pack(arrays)
 
 
 @iterate.register(Dict)
 def _iterate_dict(space: Dict, items: Any) -> Iterator[dict[str, Any]]:
-    parts = space._unpack(items, "items")
+    parts = space.unpack(items, "items")
     iterators = []
     try:
         for child, part in zip(space.spaces.values(), parts, strict=True):
             iterators.append(_iterate_kernel(child.__class__)(child, part))
     except Error as error:
-        raise relocate(error, space._segment(len(iterators)), "space") from None
+        raise relocate(error, space.path_segment(len(iterators)), "space") from None
     return _rows(space, iterators)
 
 
@@ -579,7 +578,7 @@ def _iterate_tuple(space: Tuple, items: Any) -> Iterator[Any]:
     is one, the items are iterated as they are, as Gymnasium does. Unlike Gymnasium the test is what the
     child supports, not its exact type, so subclasses of Box or Dict inside a Tuple are iterated child-wise.
     """
-    parts = space._unpack(items, "items")
+    parts = space.unpack(items, "items")
     iterators = []
     try:
         for child, part in zip(space.spaces, parts, strict=True):
@@ -592,7 +591,7 @@ def _iterate_tuple(space: Tuple, items: Any) -> Iterator[Any]:
             except CustomSpaceError:
                 return iter(items)
     except Error as error:
-        raise relocate(error, space._segment(len(iterators)), "space") from None
+        raise relocate(error, space.path_segment(len(iterators)), "space") from None
     return _rows(space, iterators)
 
 
@@ -637,3 +636,21 @@ def _layout_nodes_tuple(space: Tuple, path: Path = ()) -> list[LayoutNode]:
     for position, child in enumerate(space.spaces):
         nodes += layout_nodes(child, (*path, position))
     return nodes
+
+
+# Gymnasium.
+
+
+@register_converter(Dict)
+def _convert_dict(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    # (key, space) pairs keep their order in both libraries, whereas a plain dict may be re-sorted.
+    pairs = [(key, child(sub, f"[{key!r}]")) for key, sub in space.spaces.items()]
+    options = {}
+    if hasattr(space, "sort_keys") and "sort_keys" in signature(lib.Dict).parameters:
+        options["sort_keys"] = space.sort_keys
+    return lib.Dict(pairs, seed=seed, **options)
+
+
+@register_converter(Tuple)
+def _convert_tuple(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    return lib.Tuple([child(sub, f"[{index}]") for index, sub in enumerate(space.spaces)], seed=seed)

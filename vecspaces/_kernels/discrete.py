@@ -5,45 +5,38 @@ Batched type: ``MultiDiscrete`` of shape ``(n_envs,)`` with ``nvec`` full of ``n
 ``start``; a batched value is a 1-D array of the space's dtype. There is no batched Discrete, so ``iterate``
 on a Discrete is an error (iterate over its batched MultiDiscrete instead).
 Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf`, a scalar of the space's dtype.
+Gymnasium: converted with its ``n``, ``start`` and dtype.
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from copy import deepcopy
-from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.batch import (
-    batch_differing_spaces,
-    batch_space,
-    check_batch_size,
-    concatenate,
-    create_empty_array,
-    iterate,
-    out_array_problem,
-    stacked_concatenate,
-)
+from vecspaces._kernels.arrays import array_layout, same_array_layout, stack_into
+from vecspaces._ops.arguments import check_batch_size
+from vecspaces._ops.batch import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 from vecspaces._ops.flatten import (
     as_flat_array,
     flatdim,
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
-    same_array_layout,
     unflatten,
 )
-from vecspaces._ops.memory_nodes import array_layout, layout_nodes
+from vecspaces._ops.gymnasium import register_converter
+from vecspaces._ops.memory_nodes import layout_nodes
 from vecspaces._ops.support import reason
+from vecspaces._space import cached
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.discrete import Discrete
 from vecspaces.spaces.multi_discrete import MultiDiscrete
-from vecspaces.spaces.space import Space
 
 # Small spaces keep each value's one-hot vector (when all of them take up to this many bytes) and each value
 # as a numpy scalar (up to this many values) ready for flatten and unflatten.
@@ -79,14 +72,19 @@ def _flatten_discrete(space: Discrete, x: Any) -> npt.NDArray[np.integer[Any]]:
                 got=show(x),
             )
         )
-    rows = space._one_hot_rows
+    rows = cached(space, _one_hot_rows)
     if rows is None:
-        if space._count * space._count * space.dtype.itemsize > _ONE_HOT_BYTES:
-            one_hot = np.zeros(space._count, dtype=space.dtype)
-            one_hot[index] = 1
-            return one_hot
-        rows = space._one_hot_rows = [row.copy() for row in np.eye(space._count, dtype=space.dtype)]
+        one_hot = np.zeros(space._count, dtype=space.dtype)
+        one_hot[index] = 1
+        return one_hot
     return rows[index].copy()  # copying a ready one-hot vector beats filling a new one
+
+
+def _one_hot_rows(space: Discrete) -> list[npt.NDArray[np.integer[Any]]] | None:
+    """The one-hot vector of every value of a small space (None for a large one), for flatten to copy."""
+    if space._count * space._count * space.dtype.itemsize > _ONE_HOT_BYTES:
+        return None
+    return [row.copy() for row in np.eye(space._count, dtype=space.dtype)]
 
 
 @unflatten.register(Discrete)
@@ -113,13 +111,20 @@ def _unflatten_discrete(space: Discrete, x: Any) -> np.integer[Any]:
         )
     # Like Gymnasium, a multi-hot vector gives its first nonzero entry.
     index: int = hits.item(0)
-    values = space._values
+    values = cached(space, _values)
     if values is None:
-        if space._count > _VALUES_LIMIT:
-            return space._scalar_type(space._low + index)
-        # numpy scalars are immutable, so one instance per value can be handed out every time.
-        values = space._values = [space._scalar_type(space._low + i) for i in range(space._count)]
+        return space._scalar_type(space._low + index)
     return values[index]
+
+
+def _values(space: Discrete) -> list[np.integer[Any]] | None:
+    """Every value of a small space as a numpy scalar (None for a large one), for unflatten to hand out.
+
+    numpy scalars are immutable, so one instance per value can be handed out every time.
+    """
+    if space._count > _VALUES_LIMIT:
+        return None
+    return [space._scalar_type(space._low + i) for i in range(space._count)]
 
 
 is_space_dtype_shape_equiv.register(Discrete)(same_array_layout)
@@ -173,92 +178,9 @@ def _create_empty_array_discrete(
 layout_nodes.register(Discrete, array_layout)
 
 
-def iterate_rows(space: Space[Any], items: Any) -> Iterator[Any]:
-    """Iterate over the rows of a batch held in one array (the batch of a MultiBinary or MultiDiscrete).
-
-    The batch of a Discrete is a MultiDiscrete, so its rows are numpy scalars; Gymnasium also accepts the
-    MultiBinary itself here, whose batch is a Box.
-    """
-    if not isinstance(items, np.ndarray) or items.ndim == 0:
-        raise InvalidTypeError(
-            message(f"iterate over {space!r} needs a batch", expected="an array with a batch axis", got=show(items))
-        )
-    return iter(items)
-
-
-def _prepare_checked(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
-    """Check every item; an error names the first that does not fit. Return the write of the checked values.
-
-    The checked path of :data:`stack_into`, which copies one item per row into ``out`` (with ``same_kind``
-    casting, as ``np.stack``) for the array spaces whose batch is a plain stack of their values.
-
-    Example:
-        >>> stack_into(Discrete(3), [np.int64(2), 0], np.zeros(2, dtype=np.int64))
-        array([2, 0])
-    """
-    problem = out_array_problem(space, out)
-    if problem is not None:
-        raise problem
-    if out.ndim == 0 or len(items) != out.shape[0]:
-        raise InvalidValueError(
-            message(
-                f"concatenate for {space!r} got the wrong number of items",
-                expected=f"one item per row of out, {out.shape[0] if out.ndim else 0} items",
-                got=f"{len(items)} items",
-            )
-        )
-    row_shape = out.shape[1:]
-    values = []
-    for index, item in enumerate(items):
-        try:
-            value = np.asarray(item)
-        except (ValueError, TypeError, OverflowError) as error:  # a ragged list, or an object numpy cannot hold
-            raise InvalidValueError(
-                message(
-                    f"concatenate for {space!r} got an item that is not an array",
-                    expected=f"a value of shape {row_shape}",
-                    got=show(item),
-                    at=f"items[{index}]",
-                )
-            ) from error
-        if value.shape != row_shape:
-            raise InvalidValueError(
-                message(
-                    f"concatenate for {space!r} got an item of the wrong shape",
-                    expected=f"shape {row_shape}",
-                    got=f"shape {value.shape}",
-                    at=f"items[{index}]",
-                )
-            )
-        if not np.can_cast(value.dtype, out.dtype, casting="same_kind") and not _integers_fit(value, out.dtype):
-            raise InvalidTypeError(
-                message(
-                    f"concatenate for {space!r} got an item of a dtype that does not cast to {out.dtype}",
-                    expected=f"a value castable to {out.dtype} (same kind)",
-                    got=f"dtype {value.dtype}",
-                    at=f"items[{index}]",
-                )
-            )
-        values.append(value)
-    return partial(_assign_each, out, values)
-
-
-def _assign_each(out: npt.NDArray[Any], values: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
-    for index, value in enumerate(values):
-        out[index] = value  # checked: same kind, or integers that fit
-    return out
-
-
-# Shared by Discrete, MultiBinary and MultiDiscrete.
-stack_into = stacked_concatenate(_prepare_checked, "stack_into")
 concatenate.register(Discrete, stack_into)
 
 
-def _integers_fit(values: npt.NDArray[Any], dtype: np.dtype[Any]) -> bool:
-    # Python ints arrive as int64; they belong in a uint8 batch when their values fit.
-    if values.size == 0:
-        return True
-    if values.dtype.kind not in "iu" or dtype.kind not in "iu":
-        return False
-    info = np.iinfo(dtype)
-    return bool(int(values.min()) >= info.min and int(values.max()) <= info.max)
+@register_converter(Discrete)
+def _convert_discrete(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    return lib.Discrete(int(space.n), seed=seed, start=int(space.start), dtype=space.dtype)

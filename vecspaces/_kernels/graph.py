@@ -10,8 +10,10 @@ Batched type: a ``Tuple`` of ``n`` independently seeded copies of the space; a b
 ``GraphInstance``. ``create_empty_array`` gives ``n`` one-node placeholder graphs whose ``edge_links`` are
 int32 like sampled ones (Gymnasium makes them int64).
 
-Shared memory: a :class:`~vecspaces._ops.memory_nodes.VariableLeaf` (no fixed size; a worker pool sends the value
-through its pipe).
+Shared memory: a :class:`~vecspaces._ops.memory_nodes.VariableLeaf` (no fixed size; a worker pool sends the
+value through its pipe).
+
+Gymnasium: converted with its node and edge spaces (a missing edge space stays missing).
 
 A node or edge space of a custom kind with nothing registered fails the flatten family with its path, e.g.
 ``space.node_space['a']: ...`` (prefixed by :func:`~vecspaces.spaces._container.relocate`).
@@ -24,14 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from vecspaces._ops.batch import (
-    batch_space,
-    create_empty_array,
-    register_batched_as_copies,
-)
+from vecspaces._kernels.custom import register_batched_as_copies
+from vecspaces._ops.batch import batch_space, create_empty_array
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, same_kind, unflatten
+from vecspaces._ops.gymnasium import register_converter
 from vecspaces._ops.memory_nodes import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
+from vecspaces._space import Space, cached
 from vecspaces.error import (
     CustomSpaceError,
     Error,
@@ -42,17 +43,16 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.spaces._container import relocate
+from vecspaces.spaces._stacking import stack_items, unstack
 from vecspaces.spaces.graph import Graph, GraphInstance
-from vecspaces.spaces.sequence import stack_items, unstack
-from vecspaces.spaces.space import Space
 
 # The node and edge spaces' places in the path of an error about them.
 NODES = ".node_space"
 EDGES = ".edge_space"
 
 
-class _FlatPart:
-    """What flattening the nodes (or edges) of a graph needs, computed once per space.
+class _FeaturePlan:
+    """What flattening the nodes (or edges) of a graph needs, computed once per space (part of a ``_FlattenPlan``).
 
     That is the feature space, its batched form (to split the nodes into items), the flat feature space and
     its batched form (to split flattened nodes into rows). A custom feature space's error names its path
@@ -88,16 +88,14 @@ class _FlatPart:
             raise relocate(error, self.segment, "space") from None
 
 
-def _flat_parts(space: Graph) -> tuple[_FlatPart, _FlatPart | None]:
-    """The node and edge :class:`_FlatPart` of ``space``, cached on it (spaces do not change)."""
-    parts: tuple[_FlatPart, _FlatPart | None] | None = space.__dict__.get("_flat_parts")
-    if parts is None:
-        node_part = _FlatPart(space.node_space, space.batch_node_space, NODES)
-        edge_part = None
+class _FlattenPlan:
+    """The node and edge :class:`_FeaturePlan` of a graph, computed once per space (``cached``)."""
+
+    def __init__(self, space: Graph) -> None:
+        self.nodes = _FeaturePlan(space.node_space, space.batch_node_space, NODES)
+        self.edges: _FeaturePlan | None = None
         if space.edge_space is not None and space.batch_edge_space is not None:
-            edge_part = _FlatPart(space.edge_space, space.batch_edge_space, EDGES)
-        parts = space.__dict__["_flat_parts"] = (node_part, edge_part)
-    return parts
+            self.edges = _FeaturePlan(space.edge_space, space.batch_edge_space, EDGES)
 
 
 def _check_graph(operation: str, space: Graph, x: Any) -> GraphInstance:
@@ -130,7 +128,7 @@ def _flatdim_graph(space: Graph) -> int:
 
 @flatten_space.register(Graph)
 def _flatten_space_graph(space: Graph) -> Graph:
-    # New spaces on every call (not _flat_parts' cached ones): the caller may seed and sample them.
+    # New spaces on every call (not the flatten plan's): the caller may seed and sample them.
     segment = NODES
     try:
         node_space = flatten_space(space.node_space)
@@ -144,17 +142,17 @@ def _flatten_space_graph(space: Graph) -> Graph:
 @flatten.register(Graph)
 def _flatten_graph(space: Graph, x: Any) -> GraphInstance:
     nodes, edges, edge_links = _check_graph("flatten", space, x)
-    node_part, edge_part = _flat_parts(space)
-    flat_edges = None if edges is None or edge_part is None else edge_part.flatten(edges)
-    return GraphInstance(node_part.flatten(nodes), flat_edges, edge_links)
+    plan = cached(space, _FlattenPlan)
+    flat_edges = None if edges is None or plan.edges is None else plan.edges.flatten(edges)
+    return GraphInstance(plan.nodes.flatten(nodes), flat_edges, edge_links)
 
 
 @unflatten.register(Graph)
 def _unflatten_graph(space: Graph, x: Any) -> GraphInstance:
     nodes, edges, edge_links = _check_graph("unflatten", space, x)
-    node_part, edge_part = _flat_parts(space)
-    unflat_edges = None if edges is None or edge_part is None else edge_part.unflatten(edges)
-    return GraphInstance(node_part.unflatten(nodes), unflat_edges, edge_links)
+    plan = cached(space, _FlattenPlan)
+    unflat_edges = None if edges is None or plan.edges is None else plan.edges.unflatten(edges)
+    return GraphInstance(plan.nodes.unflatten(nodes), unflat_edges, edge_links)
 
 
 @is_space_dtype_shape_equiv.register(Graph)
@@ -196,3 +194,9 @@ def _create_empty_array_graph(
 @layout_nodes.register(Graph)
 def _layout_nodes_graph(space: Graph, path: Path = ()) -> list[LayoutNode]:
     return [VariableLeaf(path, space)]
+
+
+@register_converter(Graph)
+def _convert_graph(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    edge_space = None if space.edge_space is None else child(space.edge_space, ".edge_space")
+    return lib.Graph(child(space.node_space, ".node_space"), edge_space, seed=seed)

@@ -4,10 +4,12 @@ Flat layout: the value's entries in C order, int8, length ``prod(shape)``.
 Batched type: ``Box(0, 1, (n_envs, *shape), int8)``; a batched value is an int8 array whose rows are the
 per-env values.
 Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf`, int8 of the space's shape.
+Gymnasium: converted with its ``n``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from copy import deepcopy
 from typing import Any
@@ -15,41 +17,35 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._kernels.discrete import iterate_rows, stack_into
-from vecspaces._ops.batch import (
-    batch_differing_spaces,
-    batch_space,
-    check_batch_size,
-    concatenate,
-    create_empty_array,
-    iterate,
-)
+from vecspaces._kernels.arrays import array_layout, iterate_rows, same_array_layout, stack_into
+from vecspaces._ops.arguments import check_batch_size
+from vecspaces._ops.batch import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 from vecspaces._ops.flatten import (
     as_flat_array,
     flatdim,
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
-    same_array_layout,
     unflatten,
 )
-from vecspaces._ops.memory_nodes import array_layout, layout_nodes
+from vecspaces._ops.gymnasium import register_converter
+from vecspaces._ops.memory_nodes import layout_nodes
+from vecspaces._space import Space
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_binary import MultiBinary
-from vecspaces.spaces.space import Space
 
 _INT8 = np.dtype(np.int8)
 
 
 @flatdim.register(MultiBinary)
 def _flatdim_multi_binary(space: MultiBinary) -> int:
-    return space._size
+    return math.prod(space.shape)
 
 
 @flatten_space.register(MultiBinary)
 def _flatten_space_multi_binary(space: MultiBinary) -> Box:
-    return Box(low=0, high=1, shape=(space._size,), dtype=np.int8)
+    return Box(low=0, high=1, shape=(math.prod(space.shape),), dtype=np.int8)
 
 
 @flatten.register(MultiBinary)
@@ -57,11 +53,9 @@ def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
     # The common case first, as cheaply as possible: an int8 array of the right shape. The result is a copy, as
     # Gymnasium's: the flat value never aliases the caller's array.
     try:
-        if x.dtype is _INT8:
-            if x.ndim == 1 and len(x) == space._vector_size:  # a 1-D space: no shape tuple to build and compare
-                return x.copy()
-            if x.shape == space._shape:
-                return x.ravel().copy()  # for several axes, twice as fast as ndarray.flatten
+        if x.dtype is _INT8 and x.shape == space._shape:
+            # For several axes ravel().copy() is twice as fast as ndarray.flatten.
+            return x.copy() if x.ndim == 1 else x.ravel().copy()
     except AttributeError:
         pass
     x = as_array(space, x)
@@ -79,7 +73,7 @@ def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
 @unflatten.register(MultiBinary)
 def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
     if x.__class__ is np.ndarray and x.dtype is _INT8 and x.ndim == 1:  # the common case: what flatten makes
-        if len(x) == space._vector_size:
+        if x.shape == space._shape:
             return x.view()  # a 1-D space: the same as reshape, for less
     else:
         if type(x) is not np.ndarray or x.ndim != 1:
@@ -92,7 +86,7 @@ def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
         raise InvalidValueError(
             message(
                 f"unflatten of {space!r} got a vector of the wrong length",
-                expected=f"a vector of length {space._size}",
+                expected=f"a vector of length {math.prod(space.shape)}",
                 got=show(x),
             )
         ) from None
@@ -152,3 +146,8 @@ def as_array(space: Space[Any], x: Any) -> npt.NDArray[Any]:
         raise InvalidTypeError(
             message(f"flatten of {space!r} needs an array", expected=f"a value of {space!r}", got=show(x))
         ) from None
+
+
+@register_converter(MultiBinary)
+def _convert_multi_binary(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    return lib.MultiBinary(space.n, seed=seed)

@@ -7,6 +7,7 @@ flatten correctly.
 Batched type: ``Box(low=start, high=start + nvec - 1)`` tiled to shape ``(n_envs, *nvec.shape)`` in the
 space's dtype; a batched value is an array whose rows are the per-env values.
 Shared memory: one :class:`~vecspaces._ops.memory_nodes.ArrayLeaf` of the space's dtype and shape.
+Gymnasium: converted with its ``nvec``, ``start`` and dtype.
 """
 
 from __future__ import annotations
@@ -18,38 +19,65 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._kernels.discrete import iterate_rows, stack_into
-from vecspaces._ops.batch import (
-    batch_differing_spaces,
-    batch_space,
-    check_batch_size,
-    concatenate,
-    create_empty_array,
-    iterate,
-)
+from vecspaces._kernels.arrays import array_layout, iterate_rows, same_array_layout, stack_into
+from vecspaces._ops.arguments import check_batch_size
+from vecspaces._ops.batch import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 from vecspaces._ops.flatten import (
     as_flat_array,
     flatdim,
     flatten,
     flatten_space,
     is_space_dtype_shape_equiv,
-    same_array_layout,
     unflatten,
 )
-from vecspaces._ops.memory_nodes import array_layout, layout_nodes
+from vecspaces._ops.gymnasium import register_converter
+from vecspaces._ops.memory_nodes import layout_nodes
+from vecspaces._space import cached
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.multi_discrete import MultiDiscrete
 
+# Up to this many entries, flatten and unflatten loop over the entries in Python rather than call numpy.
+_PYTHON_LOOP_LIMIT = 24
+
+
+class _FlattenPlan:
+    """Where each entry's one-hot block lies in the flat vector, computed once per space (``cached``).
+
+    Offsets are int64 whatever the space's dtype: int8 entries of 101 values sum past 127.
+    """
+
+    __slots__ = ("block_starts", "entries", "offsets", "size", "span", "start", "unsigned")
+
+    def __init__(self, space: MultiDiscrete) -> None:
+        self.offsets = np.concatenate(([0], np.cumsum(space.nvec.ravel(), dtype=np.int64)))
+        self.block_starts = self.offsets[:-1]
+        self.size = int(self.offsets[-1])
+        # x - start read as unsigned is in range exactly when it is below nvec.
+        self.unsigned = np.dtype(f"u{space.dtype.itemsize}")
+        self.start = space.start.reshape(-1)
+        self.span = space.nvec.reshape(-1).astype(self.unsigned)
+        # For small spaces, flatten and unflatten walk the entries in Python, which beats numpy's per-call
+        # overhead: per entry (low, high, shift, block_start, block_end), with flat index = value + shift.
+        self.entries: list[tuple[int, int, int, int, int]] | None = None
+        if space.nvec.size <= _PYTHON_LOOP_LIMIT:
+            lows = self.start.tolist()
+            counts = space.nvec.ravel().tolist()
+            begins = self.block_starts.tolist()
+            self.entries = [
+                (low, low + count - 1, begin - low, begin, begin + count)
+                for low, count, begin in zip(lows, counts, begins, strict=True)
+            ]
+
 
 @flatdim.register(MultiDiscrete)
 def _flatdim_multi_discrete(space: MultiDiscrete) -> int:
-    return int(space._offsets[-1])
+    return cached(space, _FlattenPlan).size
 
 
 @flatten_space.register(MultiDiscrete)
 def _flatten_space_multi_discrete(space: MultiDiscrete) -> Box:
-    return Box(low=0, high=1, shape=(int(space._offsets[-1]),), dtype=space.dtype)
+    return Box(low=0, high=1, shape=(cached(space, _FlattenPlan).size,), dtype=space.dtype)
 
 
 @flatten.register(MultiDiscrete)
@@ -64,8 +92,9 @@ def _flatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.inte
                 got=show(x),
             )
         )
-    one_hot = np.zeros(space._flat_size, dtype=space.dtype)
-    entries = space._entries
+    plan = cached(space, _FlattenPlan)
+    one_hot = np.zeros(plan.size, dtype=space.dtype)
+    entries = plan.entries
     if entries is not None:  # few entries: a Python loop beats numpy's per-call overhead
         for value, (low, high, shift, _, _) in zip(x.ravel().tolist(), entries, strict=True):
             if not low <= value <= high:
@@ -74,10 +103,10 @@ def _flatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.inte
         return one_hot
     # In the space's dtype x - start may wrap around, but read as unsigned it is exactly the distance from
     # start for every value in range, and a huge number for every value out of range.
-    distance = (x.reshape(-1) - space._flat_start).view(space._unsigned)
-    if np.count_nonzero(distance < space._flat_span) != distance.size:  # count_nonzero: cheaper than all()
+    distance = (x.reshape(-1) - plan.start).view(plan.unsigned)
+    if np.count_nonzero(distance < plan.span) != distance.size:  # count_nonzero: cheaper than all()
         raise _outside_error(space, x)
-    one_hot[space._block_starts + distance.astype(np.int64)] = 1
+    one_hot[plan.block_starts + distance.astype(np.int64)] = 1
     return one_hot
 
 
@@ -129,8 +158,9 @@ def _checked_values(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]
 def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]]:
     if type(x) is not np.ndarray or x.ndim != 1:
         x = as_flat_array(x, repr(space))
-    offsets = space._offsets
-    if x.shape[0] != space._flat_size:
+    plan = cached(space, _FlattenPlan)
+    offsets = plan.offsets
+    if x.shape[0] != plan.size:
         raise InvalidValueError(
             message(
                 f"unflatten of {space!r} got a vector of the wrong length",
@@ -139,8 +169,8 @@ def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.in
             )
         )
     hits = x.nonzero()[0]
-    entries = space._entries
-    starts = space._block_starts
+    entries = plan.entries
+    starts = plan.block_starts
     if entries is not None:  # few entries: check the common case (one hit per block) in Python
         if len(hits) == len(entries):
             found = []
@@ -150,22 +180,22 @@ def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.in
                 found.append(hit - shift)
             else:
                 return np.array(found, dtype=space.dtype).reshape(space._shape)
-        indices = _first_hit_per_block(space, x)
+        indices = _first_hit_per_block(space, plan, x)
     elif hits.size == starts.size and np.count_nonzero((hits >= starts) & (hits < offsets[1:])) == hits.size:
         indices = hits - starts  # the common case: exactly one nonzero entry per block
     else:
-        indices = _first_hit_per_block(space, x)
+        indices = _first_hit_per_block(space, plan, x)
     values = indices.astype(space.dtype).reshape(space.shape)
     values += space.start
     return values
 
 
-def _first_hit_per_block(space: MultiDiscrete, x: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+def _first_hit_per_block(space: MultiDiscrete, plan: _FlattenPlan, x: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     """Index of the first nonzero entry of each block, as Discrete's unflatten does for one block."""
-    offsets = space._offsets
-    total = int(offsets[-1])
+    offsets = plan.offsets
+    total = plan.size
     positions = np.where(x != 0, np.arange(total), total)
-    first = np.minimum.reduceat(positions, space._block_starts)
+    first = np.minimum.reduceat(positions, plan.block_starts)
     empty = np.flatnonzero(first >= offsets[1:])
     if empty.size:
         raise InvalidValueError(
@@ -176,7 +206,7 @@ def _first_hit_per_block(space: MultiDiscrete, x: npt.NDArray[Any]) -> npt.NDArr
                 fix="only values made by flatten can be unflattened, not any sample of flatten_space",
             )
         )
-    return first - space._block_starts
+    return first - plan.block_starts
 
 
 is_space_dtype_shape_equiv.register(MultiDiscrete)(same_array_layout)
@@ -238,3 +268,8 @@ def _create_empty_array_multi_discrete(
 
 
 layout_nodes.register(MultiDiscrete, array_layout)
+
+
+@register_converter(MultiDiscrete)
+def _convert_multi_discrete(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    return lib.MultiDiscrete(space.nvec.copy(), dtype=space.dtype, seed=seed, start=space.start.copy())

@@ -17,9 +17,11 @@ of ``(index, value)`` pairs. ``create_empty_array`` fills it with ``(np.int64(0)
 own empty-array placeholder, so a placeholder is a value of the space whenever branch 0's is (always for a
 Text; for array spaces when their range contains 0), where Gymnasium gives ``()``.
 
-Shared memory: one :class:`~vecspaces._ops.memory_nodes.OneOfLeaf` holding each branch's layout (an int64 index and
-a region sized for the largest branch); a OneOf with a branch of variable size is a
+Shared memory: one :class:`~vecspaces._ops.memory_nodes.OneOfLeaf` holding each branch's layout (an int64
+index and a region sized for the largest branch); a OneOf with a branch of variable size is a
 :class:`~vecspaces._ops.memory_nodes.VariableLeaf` as a whole, since its region would have no fixed size.
+
+Gymnasium: converted branch by branch.
 
 A branch of a custom kind with nothing registered fails the flatten family with its path, e.g.
 ``space[1]['a']: ...`` for branch 1 (prefixed by :func:`~vecspaces.spaces._container.relocate`), as
@@ -34,13 +36,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from vecspaces._ops.batch import (
-    batch_space,
-    create_empty_array,
-    iterate,
-    register_batched_as_copies,
-    register_concatenate,
-)
+from vecspaces._kernels.custom import register_batched_as_copies
+from vecspaces._ops.batch import batch_space, create_empty_array, iterate, register_concatenate
 from vecspaces._ops.flatten import (
     as_flat_array,
     flat_dtype,
@@ -52,7 +49,9 @@ from vecspaces._ops.flatten import (
     same_kind,
     unflatten,
 )
+from vecspaces._ops.gymnasium import register_converter
 from vecspaces._ops.memory_nodes import LayoutNode, OneOfLeaf, Path, VariableLeaf, layout_nodes
+from vecspaces._space import Space, cached
 from vecspaces.error import (
     CustomSpaceError,
     Error,
@@ -65,14 +64,13 @@ from vecspaces.error import (
 from vecspaces.spaces._container import relocate
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.oneof import OneOf
-from vecspaces.spaces.space import Space
 
 __all__: list[str] = []
 
 
 @dataclass(frozen=True)
-class _FlatLayout:
-    """What flatten and unflatten need to know about a OneOf, computed once per space."""
+class _FlattenPlan:
+    """What flatten and unflatten need to know about a OneOf whose branches all flatten to arrays."""
 
     size: int  # 1 + the longest branch's flatdim
     dtype: np.dtype[Any]  # the one dtype of every flat value
@@ -100,17 +98,9 @@ def _as_index(index: int) -> np.int64:
     return _INDICES[index] if index < 64 else np.int64(index)
 
 
-# What the layout cache holds for a OneOf with a branch that has no fixed-size flat form.
-_STRUCTURED = "structured"
-
-
-def _layout(space: OneOf[Any]) -> _FlatLayout | None:
-    """The flat layout of ``space``, or None when a branch has no fixed-size flat form."""
-    layout = getattr(space, "_flat_layout", None)
-    if layout is None:
-        layout = _compute_layout(space)
-        space._flat_layout = layout
-    return layout if isinstance(layout, _FlatLayout) else None
+def _plan(space: OneOf[Any]) -> _FlattenPlan | None:
+    """The flatten plan of ``space`` (computed once per space), or None when a branch has no fixed flat size."""
+    return cached(space, _build_plan)
 
 
 def _branch(error: Error, index: int, root: str = "space") -> Error:
@@ -129,11 +119,11 @@ def _each_branch(space: OneOf[Any], operation: Callable[[Space[Any]], Any]) -> l
     return results
 
 
-def _compute_layout(space: OneOf[Any]) -> _FlatLayout | str:
+def _build_plan(space: OneOf[Any]) -> _FlattenPlan | None:
     # Not space.is_np_flattenable, which raises a bare NotImplementedError for a custom branch that does not
     # say: such a branch is asked for its flatdim, which works or names the branch.
     if not all(is_flattenable(branch) for branch in space.spaces):
-        return _STRUCTURED
+        return None
     branch_sizes = tuple(_each_branch(space, flatdim))
     branch_dtypes = tuple(np.dtype(flat.dtype) for flat in _each_branch(space, flatten_space))
     dtype = flat_dtype(list(branch_dtypes))
@@ -142,13 +132,13 @@ def _compute_layout(space: OneOf[Any]) -> _FlatLayout | str:
         dtype = np.result_type(dtype, np.min_scalar_type(largest_index))
     flatteners = tuple(flatten.dispatch(type(branch)) for branch in space.spaces)
     unflatteners = tuple(unflatten.dispatch(type(branch)) for branch in space.spaces)
-    return _FlatLayout(1 + max(branch_sizes), dtype, branch_sizes, branch_dtypes, flatteners, unflatteners)
+    return _FlattenPlan(1 + max(branch_sizes), dtype, branch_sizes, branch_dtypes, flatteners, unflatteners)
 
 
 @flatdim.register(OneOf)
 def _flatdim_oneof(space: OneOf[Any]) -> int:
-    layout = _layout(space)
-    if layout is None:
+    plan = _plan(space)
+    if plan is None:
         index = next(i for i, branch in enumerate(space.spaces) if not is_flattenable(branch))
         raise NotFlattenableError(
             message(
@@ -159,23 +149,23 @@ def _flatdim_oneof(space: OneOf[Any]) -> int:
                 fix="flatten and unflatten still work and keep the (index, value) structure",
             )
         )
-    return layout.size
+    return plan.size
 
 
 @flatten_space.register(OneOf)
 def _flatten_space_oneof(space: OneOf[Any]) -> Space[Any]:
-    layout = _layout(space)
-    if layout is None:
+    plan = _plan(space)
+    if plan is None:
         return OneOf(_each_branch(space, flatten_space))
     # Row b holds branch b's bounds followed by the zero padding its flat values carry.
-    lows = np.zeros((len(space.spaces), layout.size), dtype=layout.dtype)
+    lows = np.zeros((len(space.spaces), plan.size), dtype=plan.dtype)
     highs = np.zeros_like(lows)
     for row, branch in enumerate(space.spaces):
         flat_branch = cast(Box, flatten_space(branch))  # a flattenable space flattens to a Box
-        lows[row, 1 : 1 + layout.branch_sizes[row]] = flat_branch.low
-        highs[row, 1 : 1 + layout.branch_sizes[row]] = flat_branch.high
+        lows[row, 1 : 1 + plan.branch_sizes[row]] = flat_branch.low
+        highs[row, 1 : 1 + plan.branch_sizes[row]] = flat_branch.high
     highs[:, 0] = len(space.spaces) - 1
-    return Box(lows.min(axis=0), highs.max(axis=0), shape=(layout.size,), dtype=layout.dtype)
+    return Box(lows.min(axis=0), highs.max(axis=0), shape=(plan.size,), dtype=plan.dtype)
 
 
 def _split(space: OneOf[Any], x: Any, operation: str) -> tuple[int, Any]:
@@ -200,23 +190,23 @@ def _split(space: OneOf[Any], x: Any, operation: str) -> tuple[int, Any]:
 @flatten.register(OneOf)
 def _flatten_oneof(space: OneOf[Any], x: tuple[Any, Any]) -> Any:
     index, value = _split(space, x, "flatten")
-    layout = _layout(space)
+    plan = _plan(space)
     try:  # costs nothing until something raises
-        if layout is None:
+        if plan is None:
             return _as_index(index), flatten(space.spaces[index], value)
-        flat_value = layout.flatteners[index](space.spaces[index], value)
+        flat_value = plan.flatteners[index](space.spaces[index], value)
     except CustomSpaceError as error:
         raise _branch(error, index) from None
-    out = np.zeros(layout.size, dtype=layout.dtype)
+    out = np.zeros(plan.size, dtype=plan.dtype)
     out[0] = index
-    out[1 : 1 + layout.branch_sizes[index]] = flat_value
+    out[1 : 1 + plan.branch_sizes[index]] = flat_value
     return out
 
 
 @unflatten.register(OneOf)
 def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
-    layout = _layout(space)
-    if layout is None:
+    plan = _plan(space)
+    if plan is None:
         index, flat_value = _split(space, x, "unflatten")
         try:
             return _as_index(index), unflatten(space.spaces[index], flat_value)
@@ -224,11 +214,11 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
             raise _branch(error, index) from None
     if type(x) is not np.ndarray or x.ndim != 1:
         x = as_flat_array(x, "a OneOf")
-    if len(x) != layout.size:
+    if len(x) != plan.size:
         raise InvalidValueError(
             message(
                 "unflatten of a OneOf got a vector of the wrong length",
-                expected=f"{layout.size} entries (the index, then the longest branch's flatdim)",
+                expected=f"{plan.size} entries (the index, then the longest branch's flatdim)",
                 got=show(x),
             )
         )
@@ -245,11 +235,11 @@ def _unflatten_oneof(space: OneOf[Any], x: Any) -> tuple[np.int64, Any]:
                 got=show(x[0]),
             )
         )
-    flat_value = x[1 : 1 + layout.branch_sizes[index]]
-    if flat_value.dtype != layout.branch_dtypes[index]:
-        flat_value = flat_value.astype(layout.branch_dtypes[index])
+    flat_value = x[1 : 1 + plan.branch_sizes[index]]
+    if flat_value.dtype != plan.branch_dtypes[index]:
+        flat_value = flat_value.astype(plan.branch_dtypes[index])
     try:
-        return _as_index(index), layout.unflatteners[index](space.spaces[index], flat_value)
+        return _as_index(index), plan.unflatteners[index](space.spaces[index], flat_value)
     except CustomSpaceError as error:
         raise _branch(error, index) from None
 
@@ -306,3 +296,8 @@ def _layout_nodes_oneof(space: OneOf[Any], path: Path = ()) -> list[LayoutNode]:
     if any(isinstance(node, VariableLeaf) for branch in branches for node in branch):
         return [VariableLeaf(path, space)]
     return [OneOfLeaf(path, branches)]
+
+
+@register_converter(OneOf)
+def _convert_oneof(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    return lib.OneOf([child(sub, f"[{index}]") for index, sub in enumerate(space.spaces)], seed=seed)

@@ -10,8 +10,10 @@ sequences. ``create_empty_array`` gives ``n`` empty sequences: ``()`` or, with `
 length 0 (where Gymnasium gives stacks of length 1, which are not empty and may hold values outside the
 feature space).
 
-Shared memory: a :class:`~vecspaces._ops.memory_nodes.VariableLeaf` (no fixed size; a worker pool sends the value
-through its pipe).
+Shared memory: a :class:`~vecspaces._ops.memory_nodes.VariableLeaf` (no fixed size; a worker pool sends the
+value through its pipe).
+
+Gymnasium: converted with its feature space and ``stack``.
 
 A feature space of a custom kind with nothing registered fails the flatten family with its path, e.g.
 ``space.feature_space['a']: ...`` (:data:`FEATURE`, prefixed by :func:`~vecspaces.spaces._container.relocate`).
@@ -24,14 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from vecspaces._ops.batch import (
-    batch_space,
-    create_empty_array,
-    register_batched_as_copies,
-)
+from vecspaces._kernels.custom import register_batched_as_copies
+from vecspaces._ops.batch import batch_space, create_empty_array
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, same_kind, unflatten
+from vecspaces._ops.gymnasium import register_converter
 from vecspaces._ops.memory_nodes import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
+from vecspaces._space import Space, cached
 from vecspaces.error import (
     CustomSpaceError,
     Error,
@@ -41,15 +42,15 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.spaces._container import relocate
-from vecspaces.spaces.sequence import Sequence, empty_stack, stack_items, unstack
-from vecspaces.spaces.space import Space
+from vecspaces.spaces._stacking import empty_stack, stack_items, unstack
+from vecspaces.spaces.sequence import Sequence
 
 # The feature space's place in the path of an error about it.
 FEATURE = ".feature_space"
 
 
-class _FlatParts:
-    """What flattening a stacked Sequence needs, computed once per space.
+class _StackPlan:
+    """What flattening a stacked Sequence needs, computed once per space (``cached``).
 
     That is the flat feature space and its batched form, which splits a flat stack into rows.
     """
@@ -57,14 +58,6 @@ class _FlatParts:
     def __init__(self, space: Sequence) -> None:
         self.flat_space = flatten_space(space.feature_space)
         self.batch_flat_space = batch_space(self.flat_space, 1)
-
-
-def _flat_parts(space: Sequence) -> _FlatParts:
-    """The space's :class:`_FlatParts`, cached on the space (spaces do not change after construction)."""
-    parts: _FlatParts | None = space.__dict__.get("_flat_parts")
-    if parts is None:
-        parts = space.__dict__["_flat_parts"] = _FlatParts(space)
-    return parts
 
 
 @flatdim.register(Sequence)
@@ -88,14 +81,21 @@ def _flatten_space_sequence(space: Sequence) -> Sequence:
     return Sequence(flat_feature, stack=space.stack)
 
 
-def _item_kernels(space: Sequence) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
+ItemKernels = tuple[Space[Any], Callable[..., Any], Callable[..., Any]]
+
+
+def _item_kernels(space: Sequence) -> ItemKernels:
     """``(feature space, its flatten kernel, its unflatten kernel)``, looked up once per feature space."""
+    return cached(space, _look_up_item_kernels, _same_feature)
+
+
+def _look_up_item_kernels(space: Sequence) -> ItemKernels:
     feature = space.feature_space
-    kernels: tuple[Any, Callable[..., Any], Callable[..., Any]] | None = space.__dict__.get("_item_kernels")
-    if kernels is None or kernels[0] is not feature:
-        kernels = (feature, flatten.dispatch(type(feature)), unflatten.dispatch(type(feature)))
-        space.__dict__["_item_kernels"] = kernels
-    return kernels
+    return (feature, flatten.dispatch(type(feature)), unflatten.dispatch(type(feature)))
+
+
+def _same_feature(kernels: ItemKernels, space: Sequence) -> bool:
+    return kernels[0] is space.feature_space
 
 
 @flatten.register(Sequence)
@@ -108,8 +108,8 @@ def _flatten_sequence(space: Sequence, x: Any) -> Any:
             if type(x) is not tuple:
                 _check_tuple("flatten", space, x)
             return tuple([flatten_item(feature, item) for item in x])
-        flat_items = [flatten_item(feature, item) for item in space._unstack(x)]
-        return stack_items(_flat_parts(space).flat_space, flat_items)
+        flat_items = [flatten_item(feature, item) for item in unstack(feature, space.stacked_feature_space, x)]
+        return stack_items(cached(space, _StackPlan).flat_space, flat_items)
     except CustomSpaceError as error:
         raise relocate(error, FEATURE, "space") from None
 
@@ -122,8 +122,8 @@ def _unflatten_sequence(space: Sequence, x: Any) -> Any:
             if type(x) is not tuple:
                 _check_tuple("unflatten", space, x)
             return tuple([unflatten_item(feature, item) for item in x])
-        parts = _flat_parts(space)
-        rows = unstack(parts.flat_space, parts.batch_flat_space, x)
+        plan = cached(space, _StackPlan)
+        rows = unstack(plan.flat_space, plan.batch_flat_space, x)
         return stack_items(feature, [unflatten_item(feature, row) for row in rows])
     except CustomSpaceError as error:
         raise relocate(error, FEATURE, "space") from None
@@ -167,3 +167,8 @@ def _create_empty_array_sequence(
 @layout_nodes.register(Sequence)
 def _layout_nodes_sequence(space: Sequence, path: Path = ()) -> list[LayoutNode]:
     return [VariableLeaf(path, space)]
+
+
+@register_converter(Sequence)
+def _convert_sequence(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    return lib.Sequence(child(space.feature_space, ".feature_space"), seed=seed, stack=space.stack)

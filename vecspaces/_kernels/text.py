@@ -18,6 +18,8 @@ of the two functions (its ``create_empty_array``, or what its zeroed shared memo
 zeroed memory read otherwise would also mean writing into every buffer when it is allocated or bound.
 
 Shared memory: one :class:`~vecspaces._ops.memory_nodes.TextLeaf` over ``character_list`` (the flat layout).
+
+Gymnasium: converted with its lengths and its charset in ``character_list`` order.
 """
 
 from __future__ import annotations
@@ -28,11 +30,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.batch import (
-    create_empty_array,
-    register_batched_as_copies,
-    register_concatenate,
-)
+from vecspaces._kernels.custom import register_batched_as_copies
+from vecspaces._ops.batch import create_empty_array, register_concatenate
 from vecspaces._ops.flatten import (
     as_flat_array,
     flatdim,
@@ -42,10 +41,11 @@ from vecspaces._ops.flatten import (
     same_kind,
     unflatten,
 )
+from vecspaces._ops.gymnasium import register_converter
 from vecspaces._ops.memory_nodes import LayoutNode, Path, TextLeaf, layout_nodes
+from vecspaces._space import Space, cached
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.box import Box
-from vecspaces.spaces.space import Space
 from vecspaces.spaces.text import Text
 
 __all__: list[str] = []
@@ -79,7 +79,7 @@ def _flatten_text(space: Text, x: str) -> npt.NDArray[np.int32]:
             )
         )
     codes = space._char_codes
-    out = space._flat_padding.copy()
+    out = cached(space, _padding).copy()
     try:
         if len(x) <= _SHORT:
             for position, char in enumerate(x):
@@ -97,13 +97,20 @@ def _flatten_text(space: Text, x: str) -> npt.NDArray[np.int32]:
     return out
 
 
+def _padding(space: Text) -> npt.NDArray[np.int32]:
+    """The flat form of "", which flatten copies and fills in: every slot holds the padding index."""
+    padding = np.full(space.max_length, len(space.character_list), dtype=np.int32)
+    padding.flags.writeable = False
+    return padding
+
+
 @unflatten.register(Text)
 def _unflatten_text(space: Text, x: npt.NDArray[Any]) -> str:
     if type(x) is np.ndarray and x.dtype is _INT32 and x.ndim == 1 and len(x) == space.max_length:
         codes = x.tolist()  # the common case, as made by flatten: nothing to convert
     else:
         codes = _checked_codes(space, x)
-    chars = space._char_list
+    chars = space.character_list
     padding = len(chars)
     if codes and min(codes) < 0:
         raise InvalidValueError(
@@ -219,3 +226,10 @@ def _create_empty_array_text(
 @layout_nodes.register(Text)
 def _layout_nodes_text(space: Text, path: Path = ()) -> list[LayoutNode]:
     return [TextLeaf(path, tuple(space.character_list), int(space.max_length))]
+
+
+@register_converter(Text)
+def _convert_text(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
+    # A string keeps its order in both libraries (a set would be sorted); the order is the flatten encoding.
+    charset = "".join(space.character_list)
+    return lib.Text(space.max_length, min_length=space.min_length, charset=charset, seed=seed)

@@ -7,39 +7,26 @@ They live outside ``vecspaces.vector`` because Sequence and Graph need them to s
 and ``vecspaces.spaces`` must not import ``vecspaces.vector``. ``vecspaces.vector.utils`` re-exports them.
 
 Each is a ``functools.singledispatch`` function on the type of its first argument (wrapped for a faster call,
-see ``vecspaces._ops.dispatch``); implementations live in ``vecspaces._kernels.<space>``.
+see ``vecspaces._ops.dispatch``); implementations live in ``vecspaces._kernels.<space>``. What a space type
+with no implementation of its own gets is the custom-space rule (stated in ``vecspaces._ops.support``), whose
+kernels ``vecspaces._kernels.custom`` registers for ``object``.
 
-Custom spaces (a space type with no registered implementation) follow the project's one rule, stated in
-``vecspaces._ops.support`` with the table of what each space kind supports: their values are opaque Python
-objects. ``batch_space`` gives a ``Tuple`` of independently seeded copies, ``batch_differing_spaces`` a
-``Tuple`` of copies, ``concatenate`` a tuple of the items and ``create_empty_array`` a tuple of ``None``;
-``iterate`` over that batched ``Tuple`` yields the items, while ``iterate`` on the custom space itself raises
-:class:`~vecspaces.error.CustomSpaceError` (it is never a batch). Operations that need the values' structure
-(the flatten family, ``is_space_dtype_shape_equiv``, shared memory) raise CustomSpaceError too.
-
-Arguments are checked before any work: a non-space (a Gymnasium space gets a hint to convert it with
-``vecspaces.spaces.from_gymnasium``), ``items`` that are not iterable, an ``fn`` that is not callable, and a
-``spaces`` argument of ``batch_differing_spaces`` that is not a list of spaces raise
-:class:`~vecspaces.error.InvalidTypeError` naming the argument.
+Arguments are checked before any work (``vecspaces._ops.arguments``): a non-space (a Gymnasium space is
+converted where an entry checks its arguments itself, see ``vecspaces._ops.dispatch``), ``items`` that are not
+iterable, an ``fn`` that is not callable, and a ``spaces`` argument of ``batch_differing_spaces`` that is not a
+list of spaces raise :class:`~vecspaces.error.InvalidTypeError` naming the argument.
 
 ``concatenate`` is all or nothing: it writes into ``out`` only after every item has been checked, for a Dict
 or Tuple too, where every child's column is checked before any child writes. The kernels of the built-in
 kinds are written in two phases for this (:func:`register_concatenate`): *prepare* checks and returns the
 *write*, which cannot fail. A kernel registered for a custom space has no separate check; inside a Dict or
 Tuple it runs after the built-in children have been checked and before any of them writes.
-
-Seeds of the copies in a Tuple of copies (:func:`tuple_of_copies`) are drawn from ``[0, 2**63 - 1)``, where
-Gymnasium draws them from ``[0, 10**8)``. Gymnasium's range gives two copies of an ``n``-env batch the same
-seed, so identical streams, with probability about ``n**2 / 2e8`` (1 in 200 at 1000 envs); ours makes that
-negligible. Like Gymnasium we draw from a copy of the space's generator, so the space itself is not
-advanced; the seeds differ from Gymnasium's, but vecspaces' random streams already do (README).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from copy import deepcopy
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -48,22 +35,22 @@ if TYPE_CHECKING:  # the same API: type checkers check registrations as for func
     from functools import singledispatch
 else:
     from vecspaces._ops.dispatch import singledispatch
+from vecspaces._ops.arguments import as_items, check_batch_size, no_kernel, not_a_space
 from vecspaces._ops.dispatch import convert_if_gymnasium, lookup
-from vecspaces._ops.flatten import is_gymnasium_space, no_kernel, not_a_space
-from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces.space import Space
+from vecspaces._ops.gymnasium import is_gymnasium_space
+from vecspaces._space import Space
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 
 __all__ = [
     "Prepare",
-    "as_items",
     "batch_differing_spaces",
     "batch_space",
     "concatenate",
     "create_empty_array",
+    "fill_rows",
     "items_fit",
     "iterate",
     "preparers",
-    "register_batched_as_copies",
     "register_concatenate",
     "set_prepare",
     "stack_kernels",
@@ -114,9 +101,7 @@ def batch_space(space: Space[Any], n: int = 1) -> Space[Any]:
         >>> batch_space(Discrete(5), n=3)
         MultiDiscrete([5 5 5])
     """
-    if not isinstance(space, Space):
-        raise not_a_space("batch_space", space)
-    return tuple_of_copies(space, n)
+    raise no_kernel("batch_space", space)  # unreachable once vecspaces._kernels.custom registered the rule
 
 
 @singledispatch
@@ -142,15 +127,7 @@ def batch_differing_spaces(spaces: Sequence[Space[Any]]) -> Space[Any]:
         >>> batch_differing_spaces([Discrete(2), Discrete(3, start=1)])
         MultiDiscrete([2 3], start=[0 1])
     """
-    # What a kind with no registered implementation gets: the custom-space rule.
-    return _tuple_of_differing_copies(spaces)
-
-
-def _tuple_of_differing_copies(spaces: Sequence[Space[Any]]) -> Space[Any]:
-    """A Tuple of copies of ``spaces``: the batch of custom spaces, and of kinds whose values vary in size."""
-    from vecspaces.spaces.tuple import Tuple
-
-    return Tuple([deepcopy(space) for space in spaces], seed=deepcopy(spaces[0].np_random))
+    raise no_kernel("batch_differing_spaces", spaces[0], "spaces")  # as batch_space
 
 
 def _batch_differing_spaces_checked(spaces: Sequence[Space[Any]]) -> Space[Any]:
@@ -224,9 +201,7 @@ def concatenate(space: Space[Any], items: Iterable[Any], out: Any) -> Any:
         array([[0., 0.],
                [1., 1.]], dtype=float32)
     """
-    if not isinstance(space, Space):
-        raise not_a_space("concatenate", space)
-    return tuple(as_items(items))
+    raise no_kernel("concatenate", space)  # as batch_space
 
 
 @singledispatch
@@ -273,9 +248,9 @@ def create_empty_array(space: Space[Any], n: int = 1, fn: Callable[..., np.ndarr
         {'a': array([[0., 0.],
                [0., 0.]], dtype=float32), 'b': array([0, 0])}
     """
-    # What a kind with no registered implementation gets: the custom-space rule. The public function (below)
-    # checks ``space``, ``n`` and ``fn`` before any implementation runs, so implementations take them as valid.
-    return (None,) * n
+    # The public function (below) checks ``space``, ``n`` and ``fn`` before any implementation runs, so
+    # implementations take them as valid.
+    raise no_kernel("create_empty_array", space)  # as batch_space
 
 
 def _create_empty_array_checked(
@@ -301,27 +276,6 @@ _create_empty_array_kernel = lookup(create_empty_array)
 if not TYPE_CHECKING:  # type checkers keep the dispatcher's type, whose API the entry shares
     # Arguments are checked once here for every kind, custom kernels included.
     create_empty_array = _share_registry(_create_empty_array_checked, create_empty_array)
-
-
-def as_items(items: Any) -> Sequence[Any]:
-    """``items`` as a list or tuple (as given when it is one), or an error naming the argument.
-
-    Example:
-        >>> as_items(iter([1, 2]))
-        [1, 2]
-    """
-    if isinstance(items, (list, tuple)):  # subclasses too, e.g. a namedtuple
-        return items
-    try:
-        return list(items)
-    except TypeError as error:
-        raise InvalidTypeError(
-            message(
-                "concatenate items is not iterable",
-                expected="an iterable of values of the space, one per env",
-                got=show(items),
-            )
-        ) from error
 
 
 # Check phases of concatenate kernels, by kernel: a kernel registered for a subclass replaces its parent's,
@@ -357,16 +311,6 @@ def register_concatenate(kind: type[Space[Any]], prepare: Prepare, name: str | N
 def set_prepare(kernel: Callable[..., Any], prepare: Prepare) -> None:
     """Declare ``prepare`` the check phase of ``kernel``, a concatenate kernel registered with its own fast path."""
     _PREPARERS[kernel] = prepare
-
-
-def _prepare_opaque(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], tuple[Any, ...]]:
-    # The custom-space rule, and that of kinds batched as copies: the batch is a tuple of the items. Nothing
-    # to check, and ``out`` has no fixed-size slots to fill.
-    batch = tuple(items)
-    return lambda: batch
-
-
-set_prepare(concatenate.registry[object], _prepare_opaque)
 
 
 # Concatenate kernels whose batch is ``out`` holding one item per row: composite kernels write such children
@@ -409,23 +353,6 @@ def stack_kernels() -> set[Callable[..., Any]]:
 def preparers() -> dict[Callable[..., Any], Prepare]:
     """The check phases of concatenate kernels, by kernel (the registry itself, for composite kernels)."""
     return _PREPARERS
-
-
-def out_array_problem(space: Space[Any], out: Any) -> Exception | None:
-    """The error for an ``out`` of concatenate that is not a writeable numpy array, or None if it is one."""
-    if not isinstance(out, np.ndarray):
-        return InvalidTypeError(
-            message(
-                f"concatenate of {space!r} needs an array to write into",
-                expected="a numpy array made by create_empty_array",
-                got=show(out),
-            )
-        )
-    if not out.flags.writeable:
-        return InvalidValueError(
-            message(f"concatenate of {space!r} got a read-only out", expected="a writeable array", got=show(out))
-        )
-    return None
 
 
 def fill_rows(items: Sequence[Any], out: Any, shape: tuple[int, ...] | None) -> bool:
@@ -480,64 +407,3 @@ def items_fit(items: Sequence[Any], dtype: np.dtype[Any], shape: tuple[int, ...]
         if kind is not scalar and (kind is not np.ndarray or item.dtype is not dtype or item.shape != shape):
             return False
     return True
-
-
-def check_batch_size(operation: str, n: object, *, minimum: int = 1) -> int:
-    """Check that ``n`` is an integer batch size of at least ``minimum`` and return it as an int.
-
-    Batches are never empty, except the containers of ``create_empty_array`` (``minimum=0``, as Gymnasium).
-
-    Example:
-        >>> check_batch_size("create_empty_array", np.int64(0), minimum=0)
-        0
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        raise InvalidValueError(
-            message(f"{operation} batch size is invalid", expected=f"an int >= {minimum}", got=show(n))
-        )
-    return int(n)
-
-
-def tuple_of_copies(space: Space[Any], n: int = 1) -> Space[Any]:
-    """Batch ``space`` as a Tuple of ``n`` copies, each with its own seed drawn from ``space``'s generator.
-
-    The draw uses a copy of the generator, so ``space`` itself is not advanced. Seeds are drawn from
-    ``[0, 2**63 - 1)``, not Gymnasium's ``[0, 10**8)``: see the module docstring.
-    """
-    from vecspaces.spaces.tuple import Tuple
-
-    n = check_batch_size("batch_space", n)
-    rng = deepcopy(space.np_random)
-    batched = Tuple([deepcopy(space) for _ in range(n)], seed=deepcopy(space.np_random))
-    for copy, seed in zip(batched, rng.integers(0, 2**63 - 1, size=n), strict=True):
-        copy.seed(int(seed))
-    return batched
-
-
-def register_batched_as_copies(kind: type[Space[Any]], *, concatenate_items: bool = True) -> None:
-    """Register the batching of a kind whose values have no fixed size: a batch is a Tuple of per-env copies.
-
-    Text, Sequence, Graph and OneOf batch this way, as custom spaces do: ``batch_space`` gives a Tuple of
-    independently seeded copies, ``batch_differing_spaces`` a Tuple of copies, ``concatenate`` (unless the kind
-    checks its items itself) a tuple of the items, and ``iterate`` of the unbatched space explains that the
-    Tuple is what to iterate.
-    """
-    from vecspaces._ops.support import reason
-
-    name = kind.__name__
-
-    def iterate_unbatched(space: Space[Any], items: Any) -> Iterator[Any]:
-        raise CustomSpaceError(
-            message(
-                f"iterate needs a batched space ({reason('iterate', name)})",
-                expected=f"the space returned by batch_space(space, n), a Tuple of {name}",
-                got=repr(space),
-                fix="call iterate(batch_space(space, n), items), or iterate over the tuple of values directly",
-            )
-        )
-
-    batch_space.register(kind, tuple_of_copies)
-    batch_differing_spaces.register(kind, _tuple_of_differing_copies)
-    iterate.register(kind, iterate_unbatched)
-    if concatenate_items:
-        register_concatenate(kind, _prepare_opaque, name="concatenate_copies")

@@ -14,23 +14,23 @@ gets a converting implementation instead (:func:`convert_gymnasium_arguments`): 
 space among the arguments with ``from_gymnasium`` and calls the operation again on vecspaces spaces, whose
 results are vecspaces objects. Calls on vecspaces spaces never reach that code, and an implementation
 registered for a Gymnasium class takes precedence. Gymnasium is never imported here: a class is Gymnasium's
-only if ``gymnasium.spaces`` is already in ``sys.modules``.
+only if ``gymnasium.spaces`` is already in ``sys.modules`` (``vecspaces._ops.gymnasium``).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from abc import get_cache_token
 from collections.abc import Callable
 from types import UnionType
 from typing import Any, TypeVar
 
+from vecspaces._ops.gymnasium import convert_from_gymnasium, is_gymnasium_space_class
+
 __all__ = [
     "convert_gymnasium_arguments",
     "convert_if_gymnasium",
-    "is_gymnasium_space_class",
     "lookup",
     "singledispatch",
 ]
@@ -126,20 +126,6 @@ def lookup(function: Any) -> Callable[[type], Callable[..., Any]]:
     return getattr(function, "lookup", function.dispatch)
 
 
-def is_gymnasium_space_class(cls: type) -> bool:
-    """Whether ``cls`` is ``gymnasium.spaces.Space`` or a subclass, found without importing gymnasium.
-
-    If ``gymnasium.spaces`` is not in ``sys.modules`` nothing can be one of its spaces.
-
-    Example:
-        >>> from vecspaces.spaces import Box
-        >>> is_gymnasium_space_class(Box), is_gymnasium_space_class(int)
-        (False, False)
-    """
-    gymnasium_spaces = sys.modules.get("gymnasium.spaces")
-    return gymnasium_spaces is not None and isinstance(cls, type) and issubclass(cls, gymnasium_spaces.Space)
-
-
 def convert_gymnasium_arguments(operation: Callable[..., R], declaration: Callable[..., Any]) -> Callable[..., R]:
     """An implementation of ``operation`` that converts its Gymnasium space arguments, then calls it again.
 
@@ -197,6 +183,4 @@ def convert_if_gymnasium(value: Any, operation: str, argument: str) -> Any:
     """
     if not is_gymnasium_space_class(type(value)):
         return value
-    from vecspaces.spaces._gymnasium import convert_from_gymnasium  # a layer above: it builds concrete spaces
-
     return convert_from_gymnasium(value, operation, argument)

@@ -28,113 +28,30 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.arguments import no_kernel
+from vecspaces._ops.arguments import not_a_space as not_a_space  # for vecspaces.vector until it imports arguments
 from vecspaces._ops.dispatch import convert_if_gymnasium
-from vecspaces._ops.support import CUSTOM, UNSUPPORTED
 
 if TYPE_CHECKING:  # the same API: type checkers check registrations as for functools
     from functools import singledispatch
 else:
     from vecspaces._ops.dispatch import singledispatch
-from vecspaces.error import CustomSpaceError, CustomSpaceNotImplementedError, InvalidTypeError, message, show
-from vecspaces.spaces.space import Space
+from vecspaces._space import Space
+from vecspaces.error import InvalidTypeError, message, show
 
 S = TypeVar("S", bound=Space[Any])
 
 __all__ = [
-    "FROM_GYMNASIUM",
+    "as_flat_array",
+    "flat_dtype",
     "flatdim",
     "flatten",
     "flatten_space",
     "is_flattenable",
-    "is_gymnasium_space",
     "is_space_dtype_shape_equiv",
-    "no_kernel",
-    "not_a_space",
+    "same_kind",
     "unflatten",
 ]
-
-# The operations declared here. Gymnasium raises NotImplementedError for a custom space in these, and
-# CustomSpaceError in the vector utilities, which also use ``no_kernel``.
-_FLATTEN_FAMILY = frozenset({"flatdim", "flatten_space", "flatten", "unflatten", "is_space_dtype_shape_equiv"})
-
-
-# The fix an error suggests for a Gymnasium space given where a vecspaces space belongs.
-FROM_GYMNASIUM = "convert it first with vecspaces.spaces.from_gymnasium(space)"
-
-
-def is_gymnasium_space(value: object) -> bool:
-    """Whether ``value`` is a Gymnasium space, found without importing gymnasium.
-
-    Example:
-        >>> from vecspaces.spaces import Discrete
-        >>> is_gymnasium_space(Discrete(2)), is_gymnasium_space("Discrete(2)")
-        (False, False)
-    """
-    return any(kind.__name__ == "Space" and kind.__module__.startswith("gymnasium.") for kind in type(value).__mro__)
-
-
-def not_a_space(operation: str, value: object, argument: str = "space", at: str = "") -> InvalidTypeError:
-    """The error for a non-space given to ``operation`` as ``argument``, with a hint for a Gymnasium space.
-
-    Args:
-        operation: the function that was called.
-        value: what it was given.
-        argument: the argument's name.
-        at: where ``value`` is inside the argument, e.g. ``spaces[2]``.
-
-    Example:
-        >>> print(not_a_space("batch_space", None))
-        batch_space was given a non-space as space, expected a vecspaces Space, got None (NoneType)
-    """
-    gymnasium = is_gymnasium_space(value)
-    return InvalidTypeError(
-        message(
-            f"{operation} was given a non-space as {argument}",
-            expected="a vecspaces Space",
-            got=f"the Gymnasium space {value!r}" if gymnasium else show(value),
-            at=at,
-            fix=FROM_GYMNASIUM if gymnasium else "",
-        )
-    )
-
-
-def no_kernel(operation: str, space: object, argument: str = "space") -> Exception:
-    """Return the error for calling ``operation`` on ``space`` when no kernel is registered for its type.
-
-    A non-space argument gets an :class:`InvalidTypeError` naming ``argument``, with a hint to convert a
-    Gymnasium space (:func:`not_a_space`); a space of an unknown
-    kind gets a :class:`CustomSpaceError` that says how to register an implementation, which for the flatten
-    family is a :class:`CustomSpaceNotImplementedError` (also a ``NotImplementedError``, as in Gymnasium).
-
-    Args:
-        operation: the name of the operation called.
-        space: what it was called on.
-        argument: the name of the operation's argument that holds ``space``.
-
-    Returns:
-        The error, to be raised by the caller.
-
-    Example:
-        >>> from vecspaces.spaces import Space
-        >>> type(no_kernel("flatdim", Space())).__name__, type(no_kernel("batch_space", Space())).__name__
-        ('CustomSpaceNotImplementedError', 'CustomSpaceError')
-        >>> print(no_kernel("flatdim", None))
-        flatdim was given a non-space as space, expected a vecspaces Space, got None (NoneType)
-    """
-    if not isinstance(space, Space):
-        return not_a_space(operation, space, argument)
-    kind = f"{type(space).__module__}.{type(space).__qualname__}"
-    unsupported = UNSUPPORTED.get((operation, CUSTOM))
-    why = f" ({unsupported.reason})" if unsupported is not None else ""
-    kind_error = CustomSpaceNotImplementedError if operation in _FLATTEN_FAMILY else CustomSpaceError
-    return kind_error(
-        message(
-            f"{operation} has no implementation for this kind of space{why}",
-            expected="a space with a registered implementation",
-            got=f"{space!r} of type {kind}",
-            fix=f"register one with @{operation}.register({type(space).__name__})",
-        )
-    )
 
 
 @singledispatch
@@ -274,17 +191,6 @@ def same_kind(space_1: Space[Any], space_2: Any, kind: type[S]) -> S | None:
     if not isinstance(space_2, kind):
         space_2 = convert_if_gymnasium(space_2, "is_space_dtype_shape_equiv", "space_2")
     return space_2 if isinstance(space_2, kind) else None
-
-
-def same_array_layout(space_1: Space[Any], space_2: Any) -> bool:
-    """``is_space_dtype_shape_equiv`` of the kinds whose values are one array: same class, shape and dtype."""
-    other = same_kind(space_1, space_2, type(space_1))
-    return (
-        other is not None
-        and type(other) is type(space_1)
-        and space_1.shape == other.shape
-        and space_1.dtype == other.dtype
-    )
 
 
 def is_flattenable(space: Space[Any]) -> bool:

@@ -32,14 +32,13 @@ from typing import Any, Union
 
 import numpy as np
 
-from vecspaces._ops.flatten import not_a_space
+from vecspaces._ops.arguments import not_a_space
 from vecspaces._ops.support import CUSTOM, SHARED_MEMORY, reason
+from vecspaces._space import Space
 from vecspaces.error import CustomSpaceError, message
-from vecspaces.spaces.space import Space
 
 __all__ = [
     "ArrayLeaf",
-    "array_layout",
     "DictNode",
     "LayoutNode",
     "OneOfLeaf",
@@ -190,8 +189,3 @@ def layout_nodes(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
             "(vecspaces.vector.utils.layout_nodes)",
         )
     )
-
-
-def array_layout(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
-    """The layout of a space whose value is one fixed-size array (Box, Discrete, MultiBinary, MultiDiscrete)."""
-    return [ArrayLeaf(path, np.dtype(space.dtype), tuple(space.shape or ()))]

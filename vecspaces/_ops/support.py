@@ -1,17 +1,19 @@
-"""The support table: which operation works on which kind of space, and why not where it does not.
+"""The support table's data: which operation does not work on which kind of space, and why; the custom-space rule.
 
 Operations: the flatten family (``flatdim``, ``flatten_space``, ``flatten``, ``unflatten``,
 ``is_space_dtype_shape_equiv``), the batching family (``batch_space``, ``batch_differing_spaces``,
 ``concatenate``, ``iterate``, ``create_empty_array``) and shared memory (``create_shared_memory``,
 ``read_from_shared_memory``, ``write_to_shared_memory``, built on the ``layout_nodes`` registry). Kinds: the
-eleven space classes and "custom space", any other subclass of ``Space``.
+kinds of space (the ten built-in classes, :func:`~vecspaces._space.space_kinds`) and "custom space",
+any other subclass of ``Space``.
 
-Whether a pair is supported is read from the operations' ``singledispatch`` registries: a built-in kind is
-supported when it has a registered implementation that is not listed in :data:`UNSUPPORTED`, where the
-reasons are kept as data. The implementations of the unsupported pairs raise the listed error, with the
-listed reason in its message (``tests/test_support_table.py`` checks every pair). :data:`CONDITIONS` lists
-the supported pairs that still fail for some spaces of the kind, e.g. ``flatdim`` of a Dict holding a
-Sequence. :func:`render_support_table` prints it all.
+This module holds the reasons as data, low in the stack, so that the declarations and kernels can quote them
+in their errors: :data:`UNSUPPORTED` lists the pairs that do not work (their implementations raise the listed
+error with the listed reason in its message) and :data:`CONDITIONS` the supported pairs that still fail for
+some spaces of the kind, e.g. ``flatdim`` of a Dict holding a Sequence. Whether a pair is supported is read
+from the operations' ``singledispatch`` registries by ``vecspaces._kernels.support``, which sits above the
+kernels it reads and prints the whole table (``render_support_table``); ``tests/test_support_table.py``
+checks every pair.
 
 The one rule for custom spaces
 ------------------------------
@@ -39,27 +41,20 @@ with a registered layout, a worker pool stores the space's values in shared memo
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from vecspaces.error import CustomSpaceError, InvalidTypeError, NotFlattenableError
 
 __all__ = [
     "CONDITIONS",
     "CUSTOM",
-    "KINDS",
     "OPERATIONS",
+    "SHARED_MEMORY",
     "UNSUPPORTED",
     "VARIABLE_SIZE",
     "Condition",
-    "Support",
     "Unsupported",
     "reason",
-    "render_support_table",
-    "kind_of",
-    "support",
-    "support_table",
 ]
 
 SHARED_MEMORY = "shared memory"
@@ -77,20 +72,8 @@ OPERATIONS: tuple[str, ...] = (
     SHARED_MEMORY,
 )
 
+# The column of every space type that is not of a kind (space_kinds): the custom-space rule.
 CUSTOM = "custom space"
-KINDS: tuple[str, ...] = (
-    "Box",
-    "Discrete",
-    "MultiBinary",
-    "MultiDiscrete",
-    "Text",
-    "Dict",
-    "Tuple",
-    "Sequence",
-    "Graph",
-    "OneOf",
-    CUSTOM,
-)
 
 
 @dataclass(frozen=True)
@@ -206,180 +189,3 @@ def reason(operation: str, kind: str) -> str:
         'its length varies, so its flat size is not fixed'
     """
     return UNSUPPORTED[operation, kind].reason
-
-
-@dataclass(frozen=True)
-class Support:
-    """One cell of the table.
-
-    Attributes:
-        operation: the operation's name (``"shared memory"`` for the three shared-memory functions).
-        kind: the space class's name, or ``"custom space"``.
-        supported: whether the operation works on spaces of the kind.
-        reason: why not when unsupported; when supported, the condition it needs, if any.
-        error: the exception type raised when unsupported or when the condition fails.
-
-    Example:
-        >>> from vecspaces.spaces import Text
-        >>> cell = support("iterate", Text)
-        >>> cell.supported, cell.error.__name__
-        (False, 'CustomSpaceError')
-    """
-
-    operation: str
-    kind: str
-    supported: bool
-    reason: str = ""
-    error: type[Exception] | None = None
-
-
-def _registries() -> dict[str, Callable[..., Any]]:
-    # Imported here: the kernels import this module for their messages, and these modules import the kernels.
-    from vecspaces._ops.batch import (
-        batch_differing_spaces,
-        batch_space,
-        concatenate,
-        create_empty_array,
-        iterate,
-    )
-    from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, unflatten
-    from vecspaces._ops.memory_nodes import layout_nodes
-
-    functions = (
-        flatdim,
-        flatten_space,
-        flatten,
-        unflatten,
-        is_space_dtype_shape_equiv,
-        batch_space,
-        batch_differing_spaces,
-        concatenate,
-        iterate,
-        create_empty_array,
-        layout_nodes,
-    )
-    return dict(zip(OPERATIONS, functions, strict=True))
-
-
-def _kind_classes() -> dict[str, type]:
-    import vecspaces.spaces as spaces
-
-    return {kind: getattr(spaces, kind) for kind in KINDS if kind != CUSTOM}
-
-
-def kind_of(space_type: type) -> str:
-    """The kind of a space class: the built-in class it is or derives from, else ``"custom space"``.
-
-    Example:
-        >>> from vecspaces.spaces import Box
-        >>> kind_of(Box), kind_of(int)
-        ('Box', 'custom space')
-    """
-    for kind, cls in _kind_classes().items():
-        if issubclass(space_type, cls):
-            return kind
-    return CUSTOM
-
-
-def support(operation: str, space_type: type) -> Support:
-    """Whether ``operation`` works on spaces of type ``space_type``, read from the operation's registry.
-
-    A type with its own registered implementation is supported, whatever its kind. Otherwise the kind's
-    implementation (or, for a custom space, the default one) decides, with the reason from :data:`UNSUPPORTED`.
-
-    Args:
-        operation: one of :data:`OPERATIONS`.
-        space_type: a subclass of ``Space``.
-
-    Returns:
-        The table cell.
-
-    Example:
-        >>> from vecspaces.spaces import Discrete, Sequence
-        >>> support("flatdim", Discrete).supported, support("flatdim", Sequence).supported
-        (True, False)
-    """
-    function = _registries()[operation]
-    kind = kind_of(space_type)
-    implementation = function.dispatch(space_type)  # type: ignore[attr-defined]
-    default = function.registry[object]  # type: ignore[attr-defined]
-    if kind == CUSTOM:
-        inherited = implementation is default
-    else:
-        inherited = implementation is function.dispatch(_kind_classes()[kind])  # type: ignore[attr-defined]
-        if implementation is default:  # a built-in kind without a registered kernel: a bug, never supported
-            return Support(operation, kind, False, "no implementation is registered", NotImplementedError)
-    unsupported = UNSUPPORTED.get((operation, kind))
-    if inherited and unsupported is not None:
-        return Support(operation, kind, False, unsupported.reason, unsupported.error)
-    condition = CONDITIONS.get((operation, kind)) if inherited else None
-    if condition is not None:
-        return Support(operation, kind, True, condition.condition, condition.error)
-    return Support(operation, kind, True)
-
-
-def support_table() -> list[Support]:
-    """Every (operation, kind) cell, operation by operation, kinds in :data:`KINDS` order.
-
-    The custom-space column is that of a plain ``Space`` subclass with nothing registered.
-
-    Example:
-        >>> cells = support_table()
-        >>> len(cells) == len(OPERATIONS) * len(KINDS)
-        True
-    """
-    from vecspaces.spaces.space import Space
-
-    class CustomSpace(Space[Any]):
-        """A space of a kind vecspaces does not know."""
-
-    types = {**_kind_classes(), CUSTOM: CustomSpace}
-    return [support(operation, types[kind]) for operation in OPERATIONS for kind in KINDS]
-
-
-def render_support_table() -> str:
-    """The support table as text: a grid, then the reasons and the conditions.
-
-    In the grid ``yes`` means supported, ``no`` not supported, ``yes*`` supported under a condition.
-
-    Example:
-        >>> print(render_support_table().splitlines()[0])  # doctest: +NORMALIZE_WHITESPACE
-        operation Box Discrete MultiBinary MultiDiscrete Text Dict Tuple Sequence Graph OneOf custom
-    """
-    cells = {(cell.operation, cell.kind): cell for cell in support_table()}
-    headers = ["custom" if kind == CUSTOM else kind for kind in KINDS]
-    first = max(len(operation) for operation in OPERATIONS)
-    widths = [max(len(header), len("yes*")) for header in headers]
-    lines = [" ".join([f"{'operation':<{first}}", *(f"{h:<{w}}" for h, w in zip(headers, widths, strict=True))])]
-    for operation in OPERATIONS:
-        row = [f"{operation:<{first}}"]
-        for kind, width in zip(KINDS, widths, strict=True):
-            cell = cells[operation, kind]
-            mark = "no" if not cell.supported else "yes*" if cell.reason else "yes"
-            row.append(f"{mark:<{width}}")
-        lines.append(" ".join(row).rstrip())
-    lines[0] = lines[0].rstrip()
-    lines += ["", "Not supported (operation x kind: reason; error):"]
-    lines += [
-        f"- {cell.operation} x {cell.kind}: {cell.reason}; {_name(cell.error)}"
-        for cell in cells.values()
-        if not cell.supported
-    ]
-    lines += ["", "Supported under a condition (yes*; operation x kind: condition; error otherwise):"]
-    lines += [
-        f"- {cell.operation} x {cell.kind}: {cell.reason}; {_name(cell.error)}"
-        for cell in cells.values()
-        if cell.supported and cell.reason
-    ]
-    lines += [
-        "",
-        "Custom spaces: batch_space, batch_differing_spaces, concatenate and create_empty_array treat their",
-        "values as opaque objects (a Tuple of copies, a tuple of items, a tuple of None); the operations that",
-        "need the values' structure raise CustomSpaceError until an implementation is registered. The vector",
-        "envs run them: AsyncVectorEnv sends custom leaves through its pipes, the other leaves by shared memory.",
-    ]
-    return "\n".join(lines)
-
-
-def _name(error: type[Exception] | None) -> str:
-    return error.__name__ if error is not None else ""

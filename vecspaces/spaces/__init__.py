@@ -3,9 +3,14 @@
 Every class here behaves as its namesake in ``gymnasium.spaces`` (same constructor arguments, samples, masks,
 seeding, JSON form, equality and repr), with the fixes listed in the project README.
 ``from_gymnasium`` and ``to_gymnasium`` convert spaces between the two libraries.
+
+The operations' implementations (``vecspaces._kernels``) are registered by the package root, ``vecspaces``,
+which Python imports before this package. ``__all__`` is also what the package root exports, so a new kind of
+space is exported by its import line here and its name in ``__all__``.
 """
 
-from vecspaces.spaces.space import Space  # isort: skip
+from vecspaces._ops.gymnasium import from_gymnasium, to_gymnasium
+from vecspaces._space import Space
 from vecspaces.spaces.box import Box
 from vecspaces.spaces.dict import Dict
 from vecspaces.spaces.discrete import Discrete
@@ -17,10 +22,6 @@ from vecspaces.spaces.sequence import Sequence
 from vecspaces.spaces.text import Text
 from vecspaces.spaces.tuple import Tuple
 from vecspaces.spaces.utils import flatdim, flatten, flatten_space, unflatten
-
-from vecspaces.spaces._gymnasium import from_gymnasium, to_gymnasium  # isort: skip
-
-import vecspaces._kernels  # noqa: F401  (registers every space's implementations of the operations)
 
 __all__ = [
     "Box",

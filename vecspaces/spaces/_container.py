@@ -4,13 +4,15 @@ A container holds child spaces under keys in one fixed order, decided once by th
 order it was built with, a Tuple its positions ``0..n-1``. Seeding, sampling, the JSON form and every kernel in
 ``vecspaces._kernels.container`` walk the children in that order, never in the order of a value's keys.
 
-They do so through a small protocol that each subclass implements:
+They do so through a small protocol that each subclass implements, the *container protocol*, which is the
+kernels' (and the stacking helpers') whole view of a container:
 
-- ``_keys()`` and ``_children()``: the keys and the child spaces, in order;
-- ``_unpack(value, root)``: the parts of a dict- or tuple-shaped value in key order, or an error naming the
+- ``child_keys()`` and ``children()``: the keys and the child spaces, in order;
+- ``unpack(value, root)``: the parts of a dict- or tuple-shaped value in key order, or an error naming the
   missing or unexpected key, or the wrong length or type, and where the value is (``root``);
-- ``_pack(parts)``: the dict or tuple made of parts given in key order;
-- ``_rebuild(children, seed)``: a new container of the same kind and keys holding other children.
+- ``pack(parts)``: the dict or tuple made of parts given in key order;
+- ``rebuild(children, seed)``: a new container of the same kind and keys holding other children;
+- ``path_segment(index)``: how the ``index``-th child's key appears in a path, ``['a']`` or ``[0]``.
 
 Errors inside nested containers name the full path of the offending part, e.g.
 ``mask['camera'][1]: ...``: a container that catches a child's error re-raises it with its own key prefixed
@@ -24,9 +26,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from vecspaces._space import Space, derive_seeds, make_rng
 from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import reject_both
-from vecspaces.spaces.space import Space, derive_seeds, make_rng
 
 __all__ = ["Container", "located", "relocate"]
 
@@ -86,35 +88,54 @@ class Container(Space[T]):
     """A space made of child spaces under ordered keys; the common part of Dict and Tuple.
 
     The container's own generator is used only to derive seeds and as the starting state of batched
-    spaces; samples come from the children's generators.
+    spaces; samples come from the children's generators. The methods of the container protocol (module
+    docstring) are what the kernels use.
+
+    Attributes:
+        spaces: the children: a dict for Dict, a tuple for Tuple. A kernel that caches anything derived from
+            them (``vecspaces._space.cached``) checks that they are still the same objects, since a
+            Dict can be changed in place.
     """
 
-    spaces: Any  # the children: a dict for Dict, a tuple for Tuple
-
-    # The flat layout cached by vecspaces._kernels.container; never pickled or copied.
-    _flat_layout: Any = None
+    spaces: Any
 
     # The types a dict- or tuple-shaped argument (seed, mask, probability) may have, and how to name them.
     _structure_types: tuple[type, ...] = ()
 
-    def _keys(self) -> Sequence[Any]:
+    def child_keys(self) -> Sequence[Any]:
+        """The children's keys, in the container's order: a Dict's keys, a Tuple's positions."""
         raise NotImplementedError
 
-    def _children(self) -> Sequence[Space[Any]]:
+    def children(self) -> Sequence[Space[Any]]:
+        """The child spaces, in the container's order."""
         raise NotImplementedError
 
-    def _pack(self, parts: Iterable[Any]) -> T:
+    def pack(self, parts: Iterable[Any]) -> T:
+        """The dict or tuple made of ``parts``, given in the container's order."""
         raise NotImplementedError
 
-    def _unpack(self, value: Any, root: str) -> Sequence[Any]:
+    def unpack(self, value: Any, root: str) -> Sequence[Any]:
+        """The parts of a dict- or tuple-shaped ``value`` in the container's order.
+
+        Raises:
+            InvalidTypeError: ``value`` has the wrong type; the message names ``root``, where the value is.
+            InvalidValueError: ``value`` misses a key, has one too many, or has the wrong length.
+        """
         raise NotImplementedError
 
-    def _rebuild(self, children: Iterable[Space[Any]], seed: np.random.Generator | None = None) -> Container[T]:
+    def rebuild(self, children: Iterable[Space[Any]], seed: np.random.Generator | None = None) -> Container[T]:
+        """A new container of the same kind and keys holding ``children`` (given in the container's order)."""
         raise NotImplementedError
 
-    def _segment(self, index: int) -> str:
-        """The key of the ``index``-th child as it appears in a path: ``['a']`` or ``[0]``."""
-        return f"[{self._keys()[index]!r}]"
+    def path_segment(self, index: int) -> str:
+        """The key of the ``index``-th child as it appears in a path: ``['a']`` or ``[0]``.
+
+        Example:
+            >>> from vecspaces.spaces import Dict, Discrete, Tuple
+            >>> Dict(a=Discrete(2)).path_segment(0), Tuple((Discrete(2),)).path_segment(0)
+            ("['a']", '[0]')
+        """
+        return f"[{self.child_keys()[index]!r}]"
 
     @property
     def np_random(self) -> np.random.Generator:
@@ -142,7 +163,7 @@ class Container(Space[T]):
             >>> Dict(a=Discrete(2)).is_np_flattenable, Dict(a=Sequence(Discrete(2))).is_np_flattenable
             (True, False)
         """
-        return all(child.is_np_flattenable for child in self._children())
+        return all(child.is_np_flattenable for child in self.children())
 
     def seed(self, seed: Any = None) -> Any:
         """Seed the children's generators.
@@ -171,14 +192,14 @@ class Container(Space[T]):
             >>> space.sample() == first
             True
         """
-        children = self._children()
+        children = self.children()
         if seed is None:
             parts: Sequence[Any] = [None] * len(children)
         elif isinstance(seed, (int, np.integer)):
             self._np_random, entropy = make_rng(seed if isinstance(seed, int) else int(seed))
             parts = derive_seeds(entropy, len(children))
         elif isinstance(seed, self._structure_types):
-            parts = self._unpack(seed, "seed")
+            parts = self.unpack(seed, "seed")
         else:
             raise InvalidTypeError(
                 message(
@@ -192,8 +213,8 @@ class Container(Space[T]):
             for child, part in zip(children, parts, strict=True):
                 returned.append(child.seed(part))
         except Error as error:
-            raise relocate(error, self._segment(len(returned)), "seed") from None
-        return self._pack(returned)
+            raise relocate(error, self.path_segment(len(returned)), "seed") from None
+        return self.pack(returned)
 
     def _structure_name(self) -> str:
         raise NotImplementedError
@@ -202,17 +223,17 @@ class Container(Space[T]):
         """Sample every child with its part of ``mask`` or ``probability`` (the structured, slower path)."""
         reject_both(type(self).__name__, mask, probability)
         name, argument = ("mask", mask) if mask is not None else ("probability", probability)
-        parts = self._unpack(argument, name)
+        parts = self.unpack(argument, name)
         values: list[Any] = []
         try:
-            for child, part in zip(self._children(), parts, strict=True):
+            for child, part in zip(self.children(), parts, strict=True):
                 if name == "mask":
                     values.append(child.sample(mask=part))
                 else:
                     values.append(child.sample(probability=part))
         except Error as error:
-            raise relocate(error, self._segment(len(values)), name) from None
-        return self._pack(values)
+            raise relocate(error, self.path_segment(len(values)), name) from None
+        return self.pack(values)
 
     def to_jsonable(self, sample_n: Sequence[Any]) -> Any:
         """Convert a batch of samples to JSON data, column-wise: one entry per child holding its column.
@@ -223,14 +244,14 @@ class Container(Space[T]):
             >>> Dict(a=Discrete(3)).to_jsonable([{"a": np.int64(1)}, {"a": np.int64(2)}])
             {'a': [1, 2]}
         """
-        rows = [self._unpack(sample, f"sample_n[{index}]") for index, sample in enumerate(sample_n)]
+        rows = [self.unpack(sample, f"sample_n[{index}]") for index, sample in enumerate(sample_n)]
         columns: list[Any] = []
         try:
-            for index, child in enumerate(self._children()):
+            for index, child in enumerate(self.children()):
                 columns.append(child.to_jsonable([row[index] for row in rows]))
         except Error as error:
-            raise relocate(error, self._segment(len(columns)), "sample_n") from None
-        return self._pack(columns)
+            raise relocate(error, self.path_segment(len(columns)), "sample_n") from None
+        return self.pack(columns)
 
     def from_jsonable(self, sample_n: Any) -> list[T]:
         """Convert JSON data made by :meth:`to_jsonable` back to a list of samples.
@@ -240,13 +261,13 @@ class Container(Space[T]):
             >>> Dict(a=Discrete(3)).from_jsonable({"a": [1, 2]})
             [{'a': 1}, {'a': 2}]
         """
-        parts = self._unpack(sample_n, "sample_n")
+        parts = self.unpack(sample_n, "sample_n")
         columns: list[list[Any]] = []
         try:
-            for child, part in zip(self._children(), parts, strict=True):
+            for child, part in zip(self.children(), parts, strict=True):
                 columns.append(list(child.from_jsonable(part)))
         except Error as error:
-            raise relocate(error, self._segment(len(columns)), "sample_n") from None
+            raise relocate(error, self.path_segment(len(columns)), "sample_n") from None
         lengths = {len(column) for column in columns}
         if len(lengths) > 1:
             raise InvalidValueError(
@@ -256,9 +277,4 @@ class Container(Space[T]):
                     got=f"lengths {[len(column) for column in columns]}",
                 )
             )
-        return [self._pack(row) for row in zip(*columns, strict=True)]
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.pop("_flat_layout", None)
-        return state
+        return [self.pack(row) for row in zip(*columns, strict=True)]

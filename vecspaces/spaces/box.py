@@ -9,7 +9,6 @@ to ``uint64``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -17,8 +16,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Box"]
 
@@ -27,6 +27,7 @@ _SHAPE_EXPECTED = "a tuple of non-negative ints"
 _BOUND_EXPECTED = "a number, or an array or (nested) list of numbers"
 
 
+@space_kind
 class Box(Space[NDArray[Any]]):
     r"""A box in :math:`\mathbb{R}^n`: arrays of a fixed shape and dtype with ``low <= x <= high`` everywhere.
 
@@ -81,7 +82,6 @@ class Box(Space[NDArray[Any]]):
         self._bounded_below = low_bounded
         self._bounded_above = high_bounded
         self._plan: _SamplePlan | None = None
-        self._cache_sizes()
 
     @classmethod
     def _from_checked(
@@ -104,14 +104,7 @@ class Box(Space[NDArray[Any]]):
         box._bounded_below = bounded_below
         box._bounded_above = bounded_above
         box._plan = None
-        box._cache_sizes()
         return box
-
-    def _cache_sizes(self) -> None:
-        # For the flatten and unflatten kernels' fast paths: the number of entries, and the same number for
-        # a 1-D box (whose flat form is its value) or -1 for any other shape.
-        self._size = math.prod(self._shape)  # type: ignore[arg-type]
-        self._vector_size = self._size if len(self._shape) == 1 else -1  # type: ignore[arg-type]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -319,7 +312,7 @@ class Box(Space[NDArray[Any]]):
         """Return whether ``other`` is a Box of the same shape, dtype and bounds.
 
         Float bounds are compared with ``np.allclose`` (as Gymnasium does), integer bounds exactly. A Gymnasium
-        space is converted and compared the same way (:func:`~vecspaces.spaces.space.equals_gymnasium`, which
+        space is converted and compared the same way (:func:`~vecspaces._space.equals_gymnasium`, which
         every kind's ``__eq__`` uses); with the Gymnasium space on the left, Gymnasium's ``__eq__`` decides and
         answers False.
 
@@ -341,7 +334,7 @@ class Box(Space[NDArray[Any]]):
     __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, like Gymnasium's
 
     def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
+        state = super().__getstate__()
         state["_plan"] = None  # derived from the flags; rebuilt on the first sample
         return state
 
@@ -357,7 +350,6 @@ class Box(Space[NDArray[Any]]):
         super().__setstate__(state)
         # An unpickled dtype is a copy; the canonical instance lets the kernels compare dtypes with ``is``.
         self.dtype = np.dtype(self.dtype.str)
-        self._cache_sizes()
 
 
 # --- construction -------------------------------------------------------------------------------------

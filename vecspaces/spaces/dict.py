@@ -10,13 +10,15 @@ from typing import Any, cast
 
 import numpy as np
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, clear_cached, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container, located
-from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Dict"]
 
 
+@space_kind
 class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
     """A dictionary of spaces: its values are dicts holding one value of each child space under its key.
 
@@ -84,16 +86,20 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
 
     # The container protocol (see vecspaces.spaces._container).
 
-    def _keys(self) -> tuple[Any, ...]:
+    def child_keys(self) -> tuple[Any, ...]:
+        """The keys, in the space's order."""
         return tuple(self.spaces)
 
-    def _children(self) -> tuple[Space[Any], ...]:
+    def children(self) -> tuple[Space[Any], ...]:
+        """The child spaces, in key order."""
         return tuple(self.spaces.values())
 
-    def _pack(self, parts: Iterable[Any]) -> dict[str, Any]:
+    def pack(self, parts: Iterable[Any]) -> dict[str, Any]:
+        """The dict of ``parts`` under the keys, in key order."""
         return dict(zip(self.spaces, parts, strict=True))
 
-    def _unpack(self, value: Any, root: str) -> list[Any]:
+    def unpack(self, value: Any, root: str) -> list[Any]:
+        """The values of a dict under the space's keys, in key order; see ``Container.unpack``."""
         spaces = self.spaces
         if type(value) is dict and len(value) == len(spaces):
             try:
@@ -123,7 +129,8 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
             )
         return [value[key] for key in spaces]
 
-    def _rebuild(self, children: Iterable[Space[Any]], seed: np.random.Generator | None = None) -> Dict:
+    def rebuild(self, children: Iterable[Space[Any]], seed: np.random.Generator | None = None) -> Dict:
+        """A Dict of the same keys (and ``sort_keys``) holding ``children``."""
         return Dict(list(zip(self.spaces, children, strict=True)), seed=seed, sort_keys=self.sort_keys)
 
     def _structure_name(self) -> str:
@@ -191,7 +198,7 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
                 message(f"Dict child {key!r} is not a space", expected="a Space instance", got=show(value))
             )
         self.spaces[key] = value
-        self._flat_layout = None
+        clear_cached(self)  # what the kernels derived from the children
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.spaces)

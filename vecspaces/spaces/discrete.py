@@ -8,13 +8,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
-from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Discrete"]
 
 
+@space_kind
 class Discrete(Space[np.integer[Any]]):
     r"""A finite set of consecutive integers :math:`\{start, start + 1, \dots, start + n - 1\}`.
 
@@ -77,10 +79,6 @@ class Discrete(Space[np.integer[Any]]):
         self._low = int(self.start)
         self._high = self._low + self._count - 1
         self._scalar_type = self.dtype.type
-        # Built on first use by flatten and unflatten for small spaces (vecspaces._kernels.discrete): the
-        # one-hot vector of each value, and each value as a numpy scalar. Never pickled.
-        self._one_hot_rows: list[npt.NDArray[np.integer[Any]]] | None = None
-        self._values: list[np.integer[Any]] | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -166,13 +164,6 @@ class Discrete(Space[np.integer[Any]]):
         return int(self.n) == int(other.n) and int(self.start) == int(other.start) and self.dtype == other.dtype
 
     __hash__ = None  # type: ignore[assignment]  # equality compares mutable attributes
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Return the state to pickle, without the caches that flatten and unflatten build."""
-        state = self.__dict__.copy()
-        state.pop("_one_hot_rows", None)
-        state.pop("_values", None)
-        return state
 
     def __setstate__(self, state: Any) -> None:
         """Restore a pickled space, filling in ``start`` for spaces pickled before it existed."""

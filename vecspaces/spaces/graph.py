@@ -10,11 +10,12 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, derive_seeds, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container
 from vecspaces.spaces._masks import reject_both
-from vecspaces.spaces.sequence import stack_items, unstack
-from vecspaces.spaces.space import Space, derive_seeds, equals_gymnasium
+from vecspaces.spaces._stacking import stack_items, unstack
 
 __all__ = ["Graph", "GraphInstance"]
 
@@ -46,6 +47,7 @@ class GraphInstance(NamedTuple):
     edge_links: npt.NDArray[Any] | None
 
 
+@space_kind
 class Graph(Space[GraphInstance]):
     """Graphs whose nodes and edges carry features from a node space and an edge space.
 
@@ -376,7 +378,7 @@ class Graph(Space[GraphInstance]):
         return f"Graph({self.node_space!r}, {self.edge_space!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
+        state = super().__getstate__()
         state["_batched"] = {}  # a cache: rebuilt on demand, not worth pickling
         state["_batched_bytes"] = 0
         return state
@@ -432,7 +434,7 @@ def _fresh_seed(space: Space[Any]) -> Any:
     its ``seed()`` return value does) restores its children's generators but not its own.
     """
     if isinstance(space, Container):
-        return space._pack([_fresh_seed(child) for child in space._children()])
+        return space.pack([_fresh_seed(child) for child in space.children()])
     return int(space.np_random.integers(2**63 - 1))
 
 
@@ -445,7 +447,7 @@ def _json_holds_any_count(space: Space[Any], batched: Space[Any]) -> bool:
     if isinstance(space, Container):
         return all(
             _json_holds_any_count(child, batched_child)
-            for child, batched_child in zip(space._children(), batched._children(), strict=True)  # type: ignore[attr-defined]
+            for child, batched_child in zip(space.children(), batched.children(), strict=True)  # type: ignore[attr-defined]
         )
     return not isinstance(batched, Container)
 

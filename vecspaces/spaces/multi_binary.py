@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
-from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["MultiBinary"]
 
@@ -18,6 +19,7 @@ _INT8 = np.dtype(np.int8)
 _EXPECTED_N = "a positive int or a sequence of positive ints"
 
 
+@space_kind
 class MultiBinary(Space[npt.NDArray[np.int8]]):
     """Binary arrays of a fixed shape, e.g. which of ``n`` buttons are pressed.
 
@@ -67,9 +69,6 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
     def _cache_sizes(self) -> None:
         self._size = int(np.prod(self.shape))
         self._words = -(-self._size // 64)  # 64-bit draws per uniform sample
-        # For the flatten and unflatten kernels: the length of a 1-D space (whose flat form has its shape),
-        # -1 for a space of several axes.
-        self._vector_size = self._size if len(self._shape) == 1 else -1  # type: ignore[arg-type]
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
 from vecspaces.spaces.discrete import Discrete, draw_allowed, draw_weighted, integer_dtype
-from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["MultiDiscrete"]
 
@@ -22,10 +23,8 @@ __all__ = ["MultiDiscrete"]
 # with a bias below 2**-29 per value. Larger entries use rng.integers, which is exact but slower.
 _FLOAT_SAMPLING_LIMIT = 2**24
 
-# Up to this many entries, flatten and unflatten loop over the entries in Python rather than call numpy.
-_PYTHON_LOOP_LIMIT = 24
 
-
+@space_kind
 class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
     """Several discrete choices at once, e.g. the keys of a game controller.
 
@@ -99,27 +98,9 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
         self._cache_layout()
 
     def _cache_layout(self) -> None:
-        # The largest value of each entry, and where each entry's one-hot block begins in the flat vector.
-        # Offsets are int64 whatever the space's dtype: int8 entries of 101 values sum past 127.
+        # The largest value of each entry (kernel-facing, see the class docstring), and for sample the
+        # number of values of each entry as floats.
         self._high = self.start + (self.nvec - 1)
-        self._offsets = np.concatenate(([0], np.cumsum(self.nvec.ravel(), dtype=np.int64)))
-        self._block_starts = self._offsets[:-1]
-        # For flatten: x - start read as unsigned is in range exactly when it is below nvec.
-        self._unsigned = np.dtype(f"u{self.dtype.itemsize}")
-        self._flat_start = self.start.reshape(-1)
-        self._flat_span = self.nvec.reshape(-1).astype(self._unsigned)
-        self._flat_size = int(self._offsets[-1])
-        # For small spaces, flatten and unflatten walk the entries in Python, which beats numpy's per-call
-        # overhead: per entry (low, high, shift, block_start, block_end), with flat index = value + shift.
-        self._entries: list[tuple[int, int, int, int, int]] | None = None
-        if self.nvec.size <= _PYTHON_LOOP_LIMIT:
-            lows = self._flat_start.tolist()
-            counts = self.nvec.ravel().tolist()
-            begins = self._block_starts.tolist()
-            self._entries = [
-                (low, low + count - 1, begin - low, begin, begin + count)
-                for low, count, begin in zip(lows, counts, begins, strict=True)
-            ]
         small = self.nvec.size == 0 or int(self.nvec.max()) <= _FLOAT_SAMPLING_LIMIT
         self._float_nvec = self.nvec.astype(np.float64) if small else None
 

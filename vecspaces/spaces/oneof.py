@@ -7,10 +7,11 @@ from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, derive_seeds, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import reject_both
 from vecspaces.spaces.dict import Dict
-from vecspaces.spaces.space import Space, derive_seeds, equals_gymnasium
 from vecspaces.spaces.tuple import Tuple
 
 __all__ = ["OneOf"]
@@ -18,6 +19,7 @@ __all__ = ["OneOf"]
 T_co = TypeVar("T_co", covariant=True)
 
 
+@space_kind
 class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
     """The direct sum of spaces: a value is ``(index, value)`` with ``value`` in ``spaces[index]``.
 
@@ -58,8 +60,6 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
                         fix="convert Gymnasium spaces with vecspaces.spaces.from_gymnasium",
                     )
                 )
-        # Filled in by the flatten kernels (vecspaces._kernels.oneof) the first time they need it.
-        self._flat_layout: Any = None
         super().__init__(None, None, seed)
 
     @property
@@ -259,12 +259,6 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
         if not isinstance(other, OneOf):
             return equals_gymnasium(self, other)
         return self.spaces == other.spaces
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The flat layout cache is derived from the branches; copies and pickles rebuild it when needed.
-        state = self.__dict__.copy()
-        state["_flat_layout"] = None
-        return state
 
 
 def _column_wise(space: Space[Any]) -> bool:

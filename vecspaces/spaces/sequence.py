@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.batch import batch_space, concatenate, create_empty_array, iterate
+from vecspaces._ops.batch import batch_space
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, derive_seeds, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces._container import Container
 from vecspaces.spaces._masks import reject_both
-from vecspaces.spaces.space import Space, derive_seeds, equals_gymnasium
+from vecspaces.spaces._stacking import stack_items, unstack
 
-__all__ = ["Sequence", "empty_stack", "stack_items", "unstack"]
+__all__ = ["Sequence"]
 
 # Mean sequence length 4 when no length is requested, as in Gymnasium.
 _GEOMETRIC_P = 0.25
@@ -22,6 +23,7 @@ _GEOMETRIC_P = 0.25
 _LENGTH_FORM = "None, an int >= 0, or a 1-D integer numpy array of allowed lengths (each >= 0)"
 
 
+@space_kind
 class Sequence(Space[Any]):
     """Finite sequences of any length whose items all belong to one feature space.
 
@@ -231,8 +233,9 @@ class Sequence(Space[Any]):
         """Return whether ``x`` is a sequence of this space; never raises.
 
         Without ``stack`` a value must be a ``tuple`` (a list is not accepted) whose items are all in the
-        feature space. With ``stack`` it must split into items of the feature space (see :func:`unstack`): a
-        list or tuple of items stands for the stack of an array feature, as in Gymnasium.
+        feature space. With ``stack`` it must split into items of the feature space (see
+        :func:`~vecspaces.spaces._stacking.unstack`): a list or tuple of items stands for the stack of an array
+        feature, as in Gymnasium.
 
         Example:
             >>> from vecspaces.spaces import Discrete
@@ -288,83 +291,7 @@ class Sequence(Space[Any]):
     def __repr__(self) -> str:
         return f"Sequence({self.feature_space!r}, stack={self.stack})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        # What the flatten kernels cache (vecspaces._kernels.sequence): derived, and it may hold a kernel
-        # that cannot be pickled.
-        state.pop("_flat_parts", None)
-        state.pop("_item_kernels", None)
-        return state
-
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
         if "stack" not in self.__dict__:  # pickled before stacking existed
             self.stack = False
-
-
-def stack_items(space: Space[Any], items: tuple[Any, ...] | list[Any]) -> Any:
-    """Stack values of ``space`` the way ``concatenate`` batches them; no values give :func:`empty_stack`.
-
-    Example:
-        >>> from vecspaces.spaces import Discrete
-        >>> stack_items(Discrete(3), [np.int64(1), np.int64(2)])
-        array([1, 2])
-    """
-    if not items:
-        return empty_stack(space)
-    return concatenate(space, items, create_empty_array(space, len(items)))
-
-
-def empty_stack(space: Space[Any], fn: Callable[..., npt.NDArray[Any]] = np.zeros) -> Any:
-    """The stack of zero values of ``space``: what ``concatenate`` would make of an empty list.
-
-    Arrays get length 0 along the batch axis, tuple batches are empty, Dict and Tuple spaces hold the empty
-    stacks of their children.
-
-    Example:
-        >>> from vecspaces.spaces import Box, Dict, Discrete
-        >>> empty_stack(Dict(a=Box(0, 1, (2,)), b=Discrete(3)))
-        {'a': array([], shape=(0, 2), dtype=float32), 'b': array([], dtype=int64)}
-    """
-    if isinstance(space, Container):
-        return space._pack([empty_stack(child, fn) for child in space._children()])
-    # A batch of one, cut to none: batch containers are arrays or tuples, and both slice.
-    return create_empty_array(space, 1, fn)[:0]
-
-
-def unstack(space: Space[Any], batched: Space[Any], stacked: Any) -> list[Any]:
-    """Split a stack of values of ``space`` (of any length) back into the values.
-
-    ``batched`` is ``batch_space(space, 1)``, whose parts tell how each part of the stack is laid out. Unlike
-    ``iterate(batched, stacked)`` this works for every length, also where a part batches to a Tuple of copies
-    (Text, Sequence, Graph, OneOf, custom spaces), whose stack is a tuple of values. Wherever a part of the
-    stack is an array or a tuple of values, a list or tuple of the values themselves is accepted too, as
-    Gymnasium's ``iterate`` accepts it: ``[1, 0]`` unstacks as the stack ``np.array([1, 0])`` of a Discrete.
-
-    Raises:
-        Error: ``stacked`` does not have the layout of a stack of ``space``.
-
-    Example:
-        >>> from vecspaces.spaces import Discrete, Text, Tuple
-        >>> space = Tuple((Text(2), Discrete(3)))
-        >>> unstack(space, batch_space(space, 1), (("a", "bc"), np.array([0, 2])))
-        [('a', 0), ('bc', 2)]
-        >>> unstack(space, batch_space(space, 1), [["a", "bc"], [0, 2]])
-        [('a', 0), ('bc', 2)]
-    """
-    if isinstance(space, Container):
-        parts = space._unpack(stacked, "stacked")
-        columns = [
-            unstack(child, batched_child, part)
-            for child, batched_child, part in zip(space._children(), batched._children(), parts, strict=True)  # type: ignore[attr-defined]
-        ]
-        return [space._pack(row) for row in zip(*columns, strict=True)]
-    if isinstance(stacked, (tuple, list)):
-        # The values one by one: the stack of a Tuple of copies, or the items of an array stack given as a
-        # list (which Gymnasium's iterate walks like the array).
-        return list(stacked)
-    if isinstance(batched, Container):  # a Tuple of copies: the stack is a tuple of values
-        raise InvalidTypeError(
-            message(f"a stack of {space!r} is not a tuple", expected="a tuple or list of values", got=show(stacked))
-        )
-    return list(iterate(batched, stacked))

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
-from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Text", "alphanumeric"]
 
@@ -66,6 +67,7 @@ def _character_list(charset: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(elements))
 
 
+@space_kind
 class Text(Space[str]):
     """Strings of ``min_length`` to ``max_length`` characters (both inclusive) taken from ``charset``.
 
@@ -115,9 +117,6 @@ class Text(Space[str]):
         self._char_set: frozenset[str] = frozenset(chars)
         self._char_codes: dict[str, int] = {char: code for code, char in enumerate(chars)}
         self._char_str: str = "".join(sorted(chars))
-        # The flat form of "", copied and filled in by flatten: every slot holds the padding index.
-        self._flat_padding: npt.NDArray[np.int32] = np.full(self.max_length, len(chars), dtype=np.int32)
-        self._flat_padding.flags.writeable = False
         super().__init__(dtype=str, seed=seed)
 
     @property

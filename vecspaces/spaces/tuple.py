@@ -8,13 +8,15 @@ from typing import Any, cast, overload
 
 import numpy as np
 
+from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container, located
-from vecspaces.spaces.space import Space, equals_gymnasium
 
 __all__ = ["Tuple"]
 
 
+@space_kind
 class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
     """A tuple of spaces: its values are tuples holding one value of each child space, in order.
 
@@ -69,16 +71,20 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
 
     # The container protocol (see vecspaces.spaces._container).
 
-    def _keys(self) -> range:
+    def child_keys(self) -> range:
+        """The positions ``0..n-1``."""
         return range(len(self.spaces))
 
-    def _children(self) -> tuple[Space[Any], ...]:
+    def children(self) -> tuple[Space[Any], ...]:
+        """The child spaces, in order."""
         return self.spaces
 
-    def _pack(self, parts: Iterable[Any]) -> tuple[Any, ...]:
+    def pack(self, parts: Iterable[Any]) -> tuple[Any, ...]:
+        """The tuple of ``parts``."""
         return tuple(parts)
 
-    def _unpack(self, value: Any, root: str) -> tuple[Any, ...] | list[Any]:
+    def unpack(self, value: Any, root: str) -> tuple[Any, ...] | list[Any]:
+        """A tuple or list of one value per child; see ``Container.unpack``."""
         if type(value) is tuple and len(value) == len(self.spaces):
             return value
         expected = f"a tuple or list of {_entries(len(self.spaces))}"
@@ -90,7 +96,8 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
             )
         return value
 
-    def _rebuild(self, children: Iterable[Space[Any]], seed: np.random.Generator | None = None) -> Tuple:
+    def rebuild(self, children: Iterable[Space[Any]], seed: np.random.Generator | None = None) -> Tuple:
+        """A Tuple of ``children``."""
         return Tuple(children, seed=seed)
 
     def _structure_name(self) -> str:

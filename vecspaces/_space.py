@@ -1,0 +1,305 @@
+"""The :class:`Space` base class, the seeding rules every space shares, the registry of kinds and the kernel cache.
+
+This module sits below the concrete spaces, with the operations' declarations (``vecspaces._ops``), which
+dispatch on :class:`Space`. It is not inside the ``vecspaces.spaces`` package, whose ``__init__`` imports
+every concrete space; ``vecspaces.spaces.space`` re-exports the base class under Gymnasium's path.
+
+A *kind* is a space class with its own row of kernels (``vecspaces._kernels.<kind>``): the built-in classes,
+each marked with :func:`space_kind`. The registry is the one list of kinds: the support table's columns, the
+Gymnasium converters and the package's exports all derive from it (adding a kind is its space module, its
+kernel module and one export in ``vecspaces/spaces/__init__.py``). Any other subclass of :class:`Space` is a
+*custom space*, which follows the one rule stated in ``vecspaces._ops.support``.
+
+Kernels keep what they compute once per space (a flatten plan, lookup tables) with :func:`cached`, never in
+attributes of their own on the space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+
+__all__ = ["MaskNDArray", "Space", "cached", "clear_cached", "derive_seeds", "make_rng", "space_kind", "space_kinds"]
+
+T_co = TypeVar("T_co", covariant=True)
+K = TypeVar("K", bound="type[Space[Any]]")
+S = TypeVar("S", bound="Space[Any]")
+V = TypeVar("V")
+
+MaskNDArray = npt.NDArray[np.int8]
+
+
+def make_rng(seed: int | None = None) -> tuple[np.random.Generator, int]:
+    """Create a random generator from a seed and return it with the seed that reproduces it.
+
+    Args:
+        seed: a non-negative integer (Python or NumPy, not bool), or ``None`` for fresh OS entropy.
+
+    Returns:
+        ``(generator, entropy)``: feeding ``entropy`` back gives a generator in the same state.
+
+    Raises:
+        InvalidTypeError: ``seed`` is not an integer or None.
+        InvalidValueError: ``seed`` is negative.
+
+    Example:
+        >>> rng, entropy = make_rng(3)
+        >>> entropy, make_rng(entropy)[0].integers(100) == rng.integers(100)
+        (3, True)
+    """
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise InvalidTypeError(
+                message("seed has the wrong type", expected="a non-negative int or None", got=show(seed))
+            )
+        if seed < 0:
+            raise InvalidValueError(
+                message("seed must not be negative", expected="a non-negative int or None", got=show(seed))
+            )
+        seed = int(seed)
+    sequence = np.random.SeedSequence(seed)
+    entropy = sequence.entropy
+    assert isinstance(entropy, int)  # SeedSequence keeps the int it was given, or draws one
+    return np.random.Generator(np.random.PCG64(sequence)), entropy
+
+
+def derive_seeds(seed: int, count: int) -> list[int]:
+    """Derive ``count`` independent child seeds from one integer seed, deterministically.
+
+    Composite spaces use this so that children of an int-seeded space never share a random stream,
+    even when they are identical spaces.
+
+    Example:
+        >>> a, b = derive_seeds(0, 2)
+        >>> a != b and derive_seeds(0, 2) == [a, b]
+        True
+    """
+    words = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
+    return [int(word) for word in words]
+
+
+class Space(Generic[T_co]):
+    """The base class of every space: a set of values with a random sampler.
+
+    A subclass defines ``sample``, ``contains``, ``is_np_flattenable``, ``__eq__`` and ``__repr__``;
+    composite subclasses also override ``seed`` so their children are seeded. The ``__eq__`` of a built-in
+    kind hands an ``other`` of another kind to :func:`~vecspaces._ops.gymnasium.equals_gymnasium`, so an
+    equal Gymnasium space compares equal (when the vecspaces space is on the left).
+
+    Args:
+        shape: the shape of the space's values, or None when they have no fixed shape.
+        dtype: the dtype of the space's values, or None.
+        seed: an int or None to seed the sampler, or a ``numpy.random.Generator`` used as the sampler itself.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> space = Discrete(4, seed=7)
+        >>> space.sample() in space
+        True
+    """
+
+    def __init__(
+        self,
+        shape: Sequence[int] | None = None,
+        dtype: npt.DTypeLike | None = None,
+        seed: int | np.random.Generator | None = None,
+    ) -> None:
+        self._shape = None if shape is None else tuple(shape)
+        self.dtype = None if dtype is None else np.dtype(dtype)
+        self._np_random: np.random.Generator | None = None
+        if isinstance(seed, np.random.Generator):
+            self._np_random = seed
+        elif seed is not None:
+            self.seed(seed)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The random generator used by :meth:`sample`, created from fresh entropy on first use."""
+        if self._np_random is None:
+            self.seed()
+        if self._np_random is None:  # a composite's seed() only seeds its children
+            self._np_random, _ = make_rng()
+        return self._np_random
+
+    @property
+    def shape(self) -> tuple[int, ...] | None:
+        """The shape of the space's values, or None for spaces without a fixed shape."""
+        return self._shape
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        """Whether ``flatten`` turns this space's values into one fixed-size numpy vector."""
+        raise NotImplementedError(f"{type(self).__name__} does not say whether it is flattenable")
+
+    def sample(self, mask: Any | None = None, probability: Any | None = None) -> T_co:
+        """Draw a random value of the space.
+
+        Args:
+            mask: restricts the values that can be drawn; its form depends on the space.
+            probability: gives the probability of each value; its form depends on the space.
+
+        Returns:
+            A value that the space contains.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement sample()")
+
+    def contains(self, x: Any) -> bool:
+        """Return whether ``x`` is a value of this space. Never raises: odd input answers False."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement contains()")
+
+    def __contains__(self, x: Any) -> bool:
+        return self.contains(x)
+
+    def seed(self, seed: Any = None) -> Any:
+        """Seed the space's random generator.
+
+        Args:
+            seed: a non-negative int, or None to draw fresh entropy. Composite spaces also accept a
+                structure of seeds matching their children.
+
+        Returns:
+            The seed that reproduces the same samples when given back to ``seed``.
+        """
+        self._np_random, entropy = make_rng(seed)
+        return entropy
+
+    def __getstate__(self) -> dict[str, Any]:
+        # What the kernels cached on the space (:func:`cached`) is derived, may hold kernels that cannot be
+        # pickled, and is rebuilt on first use: copies and pickles go without it.
+        state = self.__dict__.copy()
+        state.pop(_CACHE, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Spaces pickled by old Gymnasium versions used public names for these attributes.
+        state = dict(state)
+        if "shape" in state:
+            state["_shape"] = state.pop("shape")
+        if "np_random" in state:
+            state["_np_random"] = state.pop("np_random")
+        self.__dict__.update(state)
+
+    def to_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:
+        """Convert a batch (list) of samples to JSON-serialisable data."""
+        return list(sample_n)
+
+    def from_jsonable(self, sample_n: Iterable[Any]) -> list[Any]:
+        """Convert JSON data made by :meth:`to_jsonable` back to a list of samples."""
+        return list(sample_n)
+
+
+# The kinds of space by class name: see the module docstring and space_kind.
+_KINDS: dict[str, type[Space[Any]]] = {}
+
+
+def space_kind(cls: K) -> K:
+    """Class decorator that makes ``cls`` a kind of space, listed wherever vecspaces lists kinds.
+
+    A kind has a row of kernels of its own (``vecspaces._kernels.<kind>``, registered for the class; its
+    subclasses are of the same kind) and a column in the support table, and its kernel module may register
+    a Gymnasium converter (``vecspaces._ops.gymnasium.register_converter``). Kinds are named by their
+    class name, so two kinds cannot share one.
+
+    Args:
+        cls: a subclass of :class:`Space`.
+
+    Returns:
+        ``cls`` itself.
+
+    Raises:
+        InvalidTypeError: ``cls`` is not a subclass of ``Space``.
+        InvalidValueError: another class of the same name is a kind already.
+
+    Example:
+        >>> @space_kind
+        ... class Coin(Space[int]):
+        ...     pass
+        >>> Coin in space_kinds()
+        True
+        >>> _ = _KINDS.pop("Coin")  # doctest only: kinds are not meant to be removed
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Space)):
+        raise InvalidTypeError(message("space_kind needs a space class", expected="a subclass of Space", got=show(cls)))
+    known = _KINDS.get(cls.__name__)
+    # The same class defined again (a module reloaded) replaces itself; another class may not take the name.
+    if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise InvalidValueError(
+            message(
+                f"space_kind got a second kind named {cls.__name__}",
+                expected="a class name no other kind has",
+                got=f"{cls.__module__}.{cls.__qualname__}, while {known.__module__}.{known.__qualname__} is one",
+            )
+        )
+    _KINDS[cls.__name__] = cls
+    return cls
+
+
+def space_kinds() -> tuple[type[Space[Any]], ...]:
+    """Every kind of space, sorted by name (an order that does not depend on the order of imports).
+
+    Example:
+        >>> [kind.__name__ for kind in space_kinds()]  # doctest: +NORMALIZE_WHITESPACE
+        ['Box', 'Dict', 'Discrete', 'Graph', 'MultiBinary', 'MultiDiscrete', 'OneOf', 'Sequence', 'Text',
+         'Tuple']
+    """
+    return tuple(_KINDS[name] for name in sorted(_KINDS))
+
+
+# The key of the kernels' cache in a space's __dict__; Space.__getstate__ leaves it out.
+_CACHE = "_kernel_cache"
+
+
+def cached(space: S, build: Callable[[S], V], fresh: Callable[[V, S], bool] | None = None) -> V:
+    """``build(space)``, computed once per space and kept on it: how kernels keep what they precompute.
+
+    The value lives in the space's cache (so it goes away with the space) under ``build`` itself (so two
+    kernels cannot collide: pass a module-level function or class). Copies and pickles of the space leave the
+    cache out. :func:`clear_cached` empties it for a space changed in place. On a hit this costs a function
+    call and two dict lookups; the ``try`` costs nothing until the first miss.
+
+    Args:
+        space: the space the value describes.
+        build: computes the value from the space; also the value's key.
+        fresh: if given, ``fresh(value, space)`` says whether a cached value still describes ``space`` (a
+            space whose children can change); a stale value is built again.
+
+    Returns:
+        The cached value.
+
+    Example:
+        >>> space = Space(seed=0)
+        >>> def plan(space: Space[Any]) -> list[int]:
+        ...     print("built")
+        ...     return [1, 2]
+        >>> cached(space, plan)
+        built
+        [1, 2]
+        >>> cached(space, plan)
+        [1, 2]
+    """
+    try:
+        value: V = space.__dict__[_CACHE][build]
+    except KeyError:
+        pass
+    else:
+        if fresh is None or fresh(value, space):
+            return value
+    value = build(space)
+    space.__dict__.setdefault(_CACHE, {})[build] = value
+    return value
+
+
+def clear_cached(space: Space[Any]) -> None:
+    """Forget everything :func:`cached` kept for ``space``, for a space that changed in place.
+
+    Example:
+        >>> space = Space(seed=0)
+        >>> cached(space, lambda space: 1), clear_cached(space), _CACHE in space.__dict__
+        (1, None, False)
+    """
+    space.__dict__.pop(_CACHE, None)
