@@ -29,7 +29,7 @@ from vecspaces.vector._async.protocol import ActionLeaves, Command
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import EnvSlice
 from vecspaces.vector.utils import batch_space, create_shared_memory, iterate
-from vecspaces.vector.utils.layout import SharedLayout, layout_nodes_or_variable
+from vecspaces.vector.utils.shared_layout import SharedLayout, layout_nodes_or_variable
 
 CONTEXTS = ["fork", "forkserver", "spawn"]
 

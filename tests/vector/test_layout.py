@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.catalog import IDS, make
 from tests.helpers import Opaque, assert_same_value
 from tests.strategies import spaces as generated_spaces
+from vecspaces._ops.memory_nodes import ArrayLeaf, DictNode, OneOfLeaf, TextLeaf, TupleNode, VariableLeaf
 from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import (
     Box,
@@ -31,15 +32,7 @@ from vecspaces.spaces import (
     Tuple,
 )
 from vecspaces.vector.utils import SharedBatch, SharedLayout, layout_nodes
-from vecspaces.vector.utils.layout import (
-    SLOT_ALIGNMENT,
-    ArrayLeaf,
-    DictNode,
-    OneOfLeaf,
-    TextLeaf,
-    TupleNode,
-    VariableLeaf,
-)
+from vecspaces.vector.utils.shared_layout import SLOT_ALIGNMENT
 
 FIXED_IDS = [space_id for space_id in IDS if not SharedLayout(make(space_id)).variable_leaves]
 VARIABLE_IDS = [space_id for space_id in IDS if space_id not in FIXED_IDS]

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from vecspaces._ops.memory_nodes import ArrayLeaf
-from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
+from vecspaces.vector.utils.shared_batch import SharedBatch
+from vecspaces.vector.utils.shared_layout import SharedLayout
 
 __all__ = ["SPARE_BUFFERS", "ObservationLender", "buffers_needed", "copied"]
 

@@ -35,7 +35,8 @@ import numpy.typing as npt
 from vecspaces.spaces import Box, Dict, Space
 from vecspaces.vector._async.lending import buffers_needed
 from vecspaces.vector._async.protocol import ActionLeaves
-from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
+from vecspaces.vector.utils.shared_batch import SharedBatch
+from vecspaces.vector.utils.shared_layout import SharedLayout
 
 __all__ = ["Control", "SharedStepMemory"]
 

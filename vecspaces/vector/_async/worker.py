@@ -27,10 +27,11 @@ from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Re
 from vecspaces.vector._async.shared import Control, SharedStepMemory
 from vecspaces.vector._async.waiting import AdaptiveSpin, acquire
 from vecspaces.vector._runner import EnvRunner
-from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
+from vecspaces.vector.utils.shared_batch import SharedBatch
+from vecspaces.vector.utils.shared_layout import is_single_array
 from vecspaces.vector.vector_env import AutoresetMode
 
-__all__ = ["WorkerConfig", "run_worker"]
+__all__ = ["WorkerConfig", "is_single_array", "run_worker"]
 
 # How long a blocked worker sleeps before checking that the main process still exists.
 PARENT_CHECK_SECONDS = 0.5
@@ -389,11 +390,6 @@ def _activity(command: Command, arguments: Any) -> str:
 def _get_attribute(env: Any, name: str) -> Any:
     getter = getattr(env, "get_wrapper_attr", None)
     return getter(name) if getter is not None else getattr(env, name)
-
-
-def is_single_array(layout: SharedLayout) -> bool:
-    """Whether the whole value is one array (a Box, Discrete, MultiBinary or MultiDiscrete space)."""
-    return len(layout.nodes) == 1 and isinstance(layout.nodes[0], ArrayLeaf)
 
 
 def _action_reader(actions: SharedBatch, envs: slice) -> Callable[[], list[Any]]:

@@ -9,8 +9,9 @@ are built on a layout compiled once per space (:class:`SharedLayout`, bound to a
 
 from vecspaces._ops.batch import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 from vecspaces._ops.memory_nodes import layout_nodes
-from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
 from vecspaces.vector.utils.misc import CloudpickleWrapper, clear_mpi_env_vars
+from vecspaces.vector.utils.shared_batch import SharedBatch
+from vecspaces.vector.utils.shared_layout import SharedLayout
 from vecspaces.vector.utils.shared_memory import (
     create_shared_memory,
     read_from_shared_memory,

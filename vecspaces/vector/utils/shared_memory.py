@@ -1,9 +1,9 @@
-"""Gymnasium-compatible shared memory, built on the compiled layout of ``vecspaces.vector.utils.layout``.
+"""Gymnasium-compatible shared memory, built on the compiled layout of ``vecspaces.vector.utils.shared_layout``.
 
 ``create_shared_memory``, ``read_from_shared_memory`` and ``write_to_shared_memory`` keep Gymnasium's
 signatures. Differences from Gymnasium, and why:
 
-- ``create_shared_memory`` returns one :class:`~vecspaces.vector.utils.layout.SharedBatch`, not a nested
+- ``create_shared_memory`` returns one :class:`~vecspaces.vector.utils.shared_batch.SharedBatch`, not a nested
   structure of ``multiprocessing`` arrays: one contiguous buffer (``ctx.Array(c_uint8, ..., lock=False)``,
   no unused lock) plus its layout, compiled once, so ``read`` and ``write`` never recompile it. Pass it to a
   child ``Process`` as an argument, under fork, forkserver or spawn, exactly as Gymnasium's buffers.
@@ -15,7 +15,7 @@ signatures. Differences from Gymnasium, and why:
   and the path (``value['camera']``), and no slot is touched. Gymnasium raises IndexError or KeyError for
   bad Text, and accepts any value of the right *size*; here the shape must match.
 - The functions are ``functools.singledispatch`` as in Gymnasium; the default implementation serves every
-  space through its layout (:func:`~vecspaces.vector.utils.layout.layout_nodes`). Custom spaces follow the
+  space through its layout (:func:`~vecspaces.vector.utils.layout_nodes`). Custom spaces follow the
   project's one rule (``vecspaces._ops.support``, with the table of what each space kind supports): shared
   memory needs the values' structure, so without a registered layout they raise
   :class:`~vecspaces.error.CustomSpaceError`; registering ``layout_nodes`` for them also makes them work
@@ -42,7 +42,8 @@ from vecspaces._ops.memory_nodes import format_path
 from vecspaces._ops.support import VARIABLE_SIZE
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
-from vecspaces.vector.utils.layout import SharedBatch, SharedLayout
+from vecspaces.vector.utils.shared_batch import SharedBatch
+from vecspaces.vector.utils.shared_layout import SharedLayout
 
 __all__ = ["create_shared_memory", "read_from_shared_memory", "write_to_shared_memory"]
 
