@@ -25,9 +25,9 @@ from vecspaces._ops.memory_nodes import ArrayLeaf, DictNode, VariableLeaf, layou
 from vecspaces.error import CustomSpaceError, InvalidValueError
 from vecspaces.spaces import Box, Dict, Discrete, OneOf, Sequence, Space, Tuple
 from vecspaces.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+from vecspaces.vector._async.env_slice import EnvSlice
 from vecspaces.vector._async.protocol import ActionLeaves, Command
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.worker import EnvSlice
 from vecspaces.vector.utils import batch_space, create_shared_memory, iterate
 from vecspaces.vector.utils.shared_layout import SharedLayout, layout_nodes_or_variable
 

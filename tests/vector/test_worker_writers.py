@@ -15,7 +15,7 @@ import pytest
 
 from tests.catalog import IDS, make
 from vecspaces.spaces import Box, Dict, Discrete, MultiBinary, Space, Tuple
-from vecspaces.vector._async.worker import _observation_writer
+from vecspaces.vector._async.writers import observation_writer
 from vecspaces.vector.utils import SharedLayout
 
 FIXED_IDS = [space_id for space_id in IDS if not SharedLayout(make(space_id)).variable_leaves]
@@ -24,7 +24,7 @@ FIXED_IDS = [space_id for space_id in IDS if not SharedLayout(make(space_id)).va
 def stored(space: Space[Any], value: Any, fast: bool) -> tuple[bytes, str | None]:
     """The buffer's bytes after writing ``value`` for env 1 of 2, and the error raised, if any."""
     batch = SharedLayout(space, n=2).allocate()
-    write = _observation_writer(batch) if fast else batch.write
+    write = observation_writer(batch) if fast else batch.write
     try:
         write(1, value)
     except Exception as error:  # the two paths must fail alike, whatever the type
@@ -67,6 +67,9 @@ NEAR_MISSES = {
     "extra key": {"pos": POS, "mode": 3, "bits": BITS, "other": 1},
     "dict subclass": OrderedDict(pos=POS, mode=3, bits=BITS),
     "not a dict": [POS, 3, BITS],
+    # A leaf off the exact path first, then one that does not fit: nothing may be copied before the refusal.
+    "python int, then a wrong shape": {"pos": POS, "mode": 3, "bits": np.zeros(4, np.int8)},
+    "0-d array, then a list": {"pos": POS, "mode": np.array(3), "bits": [1, 0, 1]},
 }
 
 
@@ -84,7 +87,7 @@ def test_a_tuple_value_off_the_fast_path_is_stored_or_refused_as_the_checked_wri
 
 def test_the_fast_path_writes_only_its_env_row() -> None:
     batch = SharedLayout(DICT, n=3).allocate()
-    _observation_writer(batch)(1, NEAR_MISSES["exact"])
+    observation_writer(batch)(1, NEAR_MISSES["exact"])
     read = batch.read()
     np.testing.assert_array_equal(read["pos"], [[0, 0], POS, [0, 0]])
     np.testing.assert_array_equal(read["mode"], [0, 3, 0])
@@ -106,4 +109,4 @@ def test_values_of_the_exact_shapes_and_dtypes_skip_the_checked_write(space: Spa
         raise AssertionError("the checked write was called")
 
     batch.write = checked_write  # type: ignore[method-assign]
-    _observation_writer(batch)(1, value)
+    observation_writer(batch)(1, value)

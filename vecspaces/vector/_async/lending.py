@@ -18,7 +18,6 @@ same arrays again also makes lending cheaper than copying even the smallest leaf
 
 from __future__ import annotations
 
-import copy
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -26,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from vecspaces._ops.memory_nodes import ArrayLeaf
+from vecspaces.vector._async.copies import copied
 from vecspaces.vector.utils.shared_batch import SharedBatch
 from vecspaces.vector.utils.shared_layout import SharedLayout
 
-__all__ = ["SPARE_BUFFERS", "ObservationLender", "buffers_needed", "copied"]
+__all__ = ["SPARE_BUFFERS", "ObservationLender", "buffers_needed"]
 
 # Spare buffers to lend in turn: the caller may hold two batches (e.g. ``obs`` and ``next_obs``) while the
 # next step writes a third.
@@ -38,8 +38,6 @@ SPARE_BUFFERS = 3
 OWN = 0
 # Lending needs reference counts; an interpreter without them (PyPy) copies every batch instead.
 CAN_LEND = hasattr(sys, "getrefcount")
-# Values that ``copied`` can hand back as they are.
-_IMMUTABLE = (str, bytes, int, float, bool, complex, np.generic, type(None))
 
 
 def buffers_needed(layout: SharedLayout, copy: bool) -> int:
@@ -159,17 +157,3 @@ class _Plan:
         # Measured by this same code when nothing else holds the arrays, so how the interpreter counts the
         # argument cancels out.
         return sum(map(sys.getrefcount, self._lent_arrays))
-
-
-def copied(value: Any) -> Any:
-    """A copy of a value read from shared memory: its arrays copied, its dicts and tuples rebuilt."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, dict):
-        return {key: copied(item) for key, item in value.items()}
-    if type(value) is tuple:
-        return tuple(copied(item) for item in value)
-    if isinstance(value, _IMMUTABLE):
-        return value
-    # A custom space's value (an object the pool hands back again for an env a masked reset skips).
-    return copy.deepcopy(value)
