@@ -2,10 +2,9 @@
 
 With ``copy=True`` a step must return arrays that later steps leave alone. Copying a batch out of shared
 memory is then the most expensive part of a step: the workers' writes sit in other cores' caches, so the copy
-moves every byte between cores (an atari batch of 8 frames, 226 KB, takes ~70 us that way against ~5 us
-within one core, measured on a 2-core VM). So the pool keeps a few spare observation buffers and lends one per
-step instead: the array leaves it returns are arrays over that buffer, and the next steps write the other
-buffers until the caller lets go of it.
+moves every byte between cores, which costs many times a copy of data already in the copying core's cache. So
+the pool keeps a few spare observation buffers and lends one per step instead: the array leaves it returns are
+arrays over that buffer, and the next steps write the other buffers until the caller lets go of it.
 
 Knowing when the caller lets go: a spare buffer has one array per array leaf, made once over the shared
 memory and returned by every step that lends the buffer. numpy makes such an array the base of every view

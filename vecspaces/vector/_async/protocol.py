@@ -89,7 +89,6 @@ class Reply:
         results: per-env results of a call/get_attr, keyed by env index.
         infos: non-empty info dicts of a reset or step, keyed by env index.
         variable: values of the observation's variable-size leaves, keyed by env index.
-        restarted: env indices whose worker was restarted (only from the pool itself).
         errors: the errors raised while running the command.
     """
 

@@ -15,9 +15,10 @@ part               contents
 =================  =======================================================================================
 
 Observations and actions are laid out with ``custom_as_variable=True``: a leaf with no fixed size (Sequence,
-Graph, a OneOf holding one) and a custom space with no registered layout are *variable-size* leaves, which the
-buffer does not hold. Their values travel through the pipes, leaf by leaf, while every other leaf of the same
-observation or action stays in shared memory (:meth:`SharedStepMemory.write_actions` splits actions that way).
+Graph, a OneOf holding one) and a custom space with no registered layout (see the custom-space rule in
+``vecspaces._ops.support``) are *variable-size* leaves, which the buffer does not hold. Their values travel
+through the pipes while every other leaf stays in shared memory (:meth:`SharedStepMemory.write_actions` splits
+actions that way).
 
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
 command/done semaphores (see ``vecspaces.vector.async_vector_env``), never by a lock.

@@ -1,6 +1,6 @@
 """Adaptive waiting: poll while the answer is likely to come soon, block when it is not.
 
-Polling avoids the ~10-50 us it takes the OS to wake a blocked process, which dominates cheap envs; but a
+Polling avoids the time the OS takes to wake a blocked process, which is longer than a cheap env's step; but a
 polling process burns a core, which slow envs need when there are more processes than cores. So each waiter
 remembers how long its recent waits took and polls only for a few times that, and not at all once waits are
 longer than ``max_spin`` (the envs are slow, so the wake-up cost no longer matters). While polling it yields
@@ -8,9 +8,9 @@ the CPU between polls, so a process that has real work on the same core gets it.
 
 Yielding is cheap only while the processes it yields to are the pool's own, which soon wait in turn. When
 other busy processes share the cores (another training run, a process pinned to the same CPU), a yield hands
-the core to them for a scheduler slice, and a pool that kept polling ran 2-20 times slower here than one that
-blocks. Whether that is happening cannot be read off a single wait, so the main process finds out by trial
-(:class:`TrialSpin`) and tells the workers through a shared flag.
+the core to them for a whole scheduler slice, far longer than the wait it was meant to shorten, so a pool that
+keeps polling falls far behind one that blocks. Whether that is happening cannot be read off a single wait,
+so the main process finds out by trial (:class:`TrialSpin`) and tells the workers through a shared flag.
 """
 
 from __future__ import annotations

@@ -15,11 +15,8 @@ signatures. Differences from Gymnasium, and why:
   and the path (``value['camera']``), and no slot is touched. Gymnasium raises IndexError or KeyError for
   bad Text, and accepts any value of the right *size*; here the shape must match.
 - The functions are ``functools.singledispatch`` as in Gymnasium; the default implementation serves every
-  space through its layout (:func:`~vecspaces.vector.utils.layout_nodes`). Custom spaces follow the
-  project's one rule (``vecspaces._ops.support``, with the table of what each space kind supports): shared
-  memory needs the values' structure, so without a registered layout they raise
-  :class:`~vecspaces.error.CustomSpaceError`; registering ``layout_nodes`` for them also makes them work
-  inside a Dict or Tuple.
+  space through its layout (:func:`~vecspaces.vector.utils.layout_nodes`). Custom spaces follow the one
+  rule stated in ``vecspaces._ops.support``.
 - Spaces holding a Sequence or Graph are refused by all three functions with the same
   :class:`~vecspaces.error.InvalidTypeError` naming the leaf's path, also when the memory was made with
   ``SharedLayout(space, n).allocate()``: these functions have no way to carry such values. ``SharedBatch.write``
