@@ -10,8 +10,8 @@ Gymnasium converters and the package's exports all derive from it (adding a kind
 kernel module and one export in ``vecspaces/spaces/__init__.py``). Any other subclass of :class:`Space` is a
 *custom space*, which follows the one rule stated in ``vecspaces._ops.support``.
 
-Kernels keep what they compute once per space (a flatten plan, lookup tables) with :func:`cached`, never in
-attributes of their own on the space.
+Kernels keep what they compute once per space (a flatten plan, lookup tables) in the space's
+cache, ``space._kernel_cache`` (see :func:`cached`), never in attributes of their own on the space.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ import numpy.typing as npt
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 
-__all__ = ["MaskNDArray", "Space", "cached", "clear_cached", "derive_seeds", "make_rng", "space_kind", "space_kinds"]
+__all__ = ["MaskNDArray", "Space", "derive_seeds", "make_rng", "space_kind", "space_kinds"]
 
 T_co = TypeVar("T_co", covariant=True)
 K = TypeVar("K", bound="type[Space[Any]]")
-S = TypeVar("S", bound="Space[Any]")
 V = TypeVar("V")
 
 MaskNDArray = npt.NDArray[np.int8]
@@ -91,6 +90,11 @@ class Space(Generic[T_co]):
     kind hands an ``other`` of another kind to :func:`~vecspaces._ops.gymnasium.equals_gymnasium`, so an
     equal Gymnasium space compares equal (when the vecspaces space is on the left).
 
+    Kernel-facing: besides the public API, the kernels (``vecspaces._kernels``) read ``_shape``, the shape as
+    stored (hot paths skip the property call), and keep what they precompute in ``_kernel_cache`` (see
+    :func:`cached`). Each kind's class lists the few private attributes its kernels read;
+    ``tests/test_architecture.py`` holds the kernels to that list.
+
     Args:
         shape: the shape of the space's values, or None when they have no fixed shape.
         dtype: the dtype of the space's values, or None.
@@ -110,6 +114,8 @@ class Space(Generic[T_co]):
         seed: int | np.random.Generator | None = None,
     ) -> None:
         self._shape = None if shape is None else tuple(shape)
+        # What the kernels precompute for this space, by the function that builds it (see cached).
+        self._kernel_cache: dict[Callable[[Any], Any], Any] = {}
         self.dtype = None if dtype is None else np.dtype(dtype)
         self._np_random: np.random.Generator | None = None
         if isinstance(seed, np.random.Generator):
@@ -169,10 +175,10 @@ class Space(Generic[T_co]):
         return entropy
 
     def __getstate__(self) -> dict[str, Any]:
-        # What the kernels cached on the space (:func:`cached`) is derived, may hold kernels that cannot be
-        # pickled, and is rebuilt on first use: copies and pickles go without it.
+        # What the kernels cached on the space is derived, may hold kernels that cannot be pickled, and is
+        # rebuilt on first use: copies and pickles go without it.
         state = self.__dict__.copy()
-        state.pop(_CACHE, None)
+        state.pop("_kernel_cache", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -183,6 +189,7 @@ class Space(Generic[T_co]):
         if "np_random" in state:
             state["_np_random"] = state.pop("np_random")
         self.__dict__.update(state)
+        self._kernel_cache = {}
 
     def to_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:
         """Convert a batch (list) of samples to JSON-serialisable data."""
@@ -250,23 +257,19 @@ def space_kinds() -> tuple[type[Space[Any]], ...]:
     return tuple(_KINDS[name] for name in sorted(_KINDS))
 
 
-# The key of the kernels' cache in a space's __dict__; Space.__getstate__ leaves it out.
-_CACHE = "_kernel_cache"
+def cached(space: Space[Any], build: Callable[[Any], V], fresh: Callable[[V, Any], bool] | None = None) -> V:
+    """``build(space)``, computed once per space and kept in its ``_kernel_cache``: how kernels keep plans.
 
-
-def cached(space: S, build: Callable[[S], V], fresh: Callable[[V, S], bool] | None = None) -> V:
-    """``build(space)``, computed once per space and kept on it: how kernels keep what they precompute.
-
-    The value lives in the space's cache (so it goes away with the space) under ``build`` itself (so two
-    kernels cannot collide: pass a module-level function or class). Copies and pickles of the space leave the
-    cache out. :func:`clear_cached` empties it for a space changed in place. On a hit this costs a function
-    call and two dict lookups; the ``try`` costs nothing until the first miss.
+    The function that builds a value is its key, so two kernels cannot collide: use a module-level function
+    or class. The cache is a plain dict created with the space; copies and pickles leave it out, and a space
+    changed in place clears it (``Dict.__setitem__``). A call costs a Python function call, so the hottest
+    paths read ``space._kernel_cache[build]`` themselves and call this only on a ``KeyError``.
 
     Args:
         space: the space the value describes.
-        build: computes the value from the space; also the value's key.
+        build: computes the value from the space; also its key.
         fresh: if given, ``fresh(value, space)`` says whether a cached value still describes ``space`` (a
-            space whose children can change); a stale value is built again.
+            container whose children can change); a stale value is built again.
 
     Returns:
         The cached value.
@@ -279,27 +282,16 @@ def cached(space: S, build: Callable[[S], V], fresh: Callable[[V, S], bool] | No
         >>> cached(space, plan)
         built
         [1, 2]
-        >>> cached(space, plan)
-        [1, 2]
+        >>> cached(space, plan), space._kernel_cache[plan]
+        ([1, 2], [1, 2])
     """
+    cache = space._kernel_cache
     try:
-        value: V = space.__dict__[_CACHE][build]
+        value: V = cache[build]
     except KeyError:
         pass
     else:
         if fresh is None or fresh(value, space):
             return value
-    value = build(space)
-    space.__dict__.setdefault(_CACHE, {})[build] = value
+    value = cache[build] = build(space)
     return value
-
-
-def clear_cached(space: Space[Any]) -> None:
-    """Forget everything :func:`cached` kept for ``space``, for a space that changed in place.
-
-    Example:
-        >>> space = Space(seed=0)
-        >>> cached(space, lambda space: 1), clear_cached(space), _CACHE in space.__dict__
-        (1, None, False)
-    """
-    space.__dict__.pop(_CACHE, None)

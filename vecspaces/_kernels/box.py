@@ -62,10 +62,11 @@ def _flatten_space_box(space: Box) -> Box:
 
 @flatten.register(Box)
 def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
-    if x.__class__ is _ndarray and x.dtype is space.dtype and x.shape == space._shape:  # the common case
+    if x.__class__ is _ndarray:  # the common case, checked as cheaply as possible
         flat = x.ravel()  # x itself or a view, unless x is not contiguous
-        # Always a new array, as in Gymnasium: changing the flat vector must not change the observation.
-        return flat.copy() if flat is x or flat.base is not None else flat
+        if flat.dtype is space.dtype and len(flat) == space._size:
+            # Always a new array, as in Gymnasium: changing the flat vector must not change the observation.
+            return flat.copy() if flat is x or flat.base is not None else flat
     try:
         flat = np.array(x, dtype=space.dtype).reshape(-1)  # np.array copies, so this is never a view of x
     except (ValueError, TypeError, OverflowError) as error:
@@ -86,8 +87,8 @@ def _flatten_box(space: Box, x: Any) -> NDArray[Any]:
 @unflatten.register(Box)
 def _unflatten_box(space: Box, x: Any) -> NDArray[Any]:
     if x.__class__ is _ndarray and x.dtype is space.dtype:  # the common case: no conversion
-        if x.shape == space._shape:
-            return x.view()  # x has the box's shape already (a 1-D box): the same as reshape, for less
+        if x.ndim == 1 and len(x) == space._vector_size:
+            return x.view()  # a 1-D box: the same as reshape, for less
         try:
             return x.reshape(space._shape)
         except ValueError:

@@ -159,12 +159,9 @@ class _FlattenPlan:
         return all(plan.fits(child) for child, plan in self.nested)
 
 
-_FITS = _FlattenPlan.fits
-
-
 def _plan(space: Container[Any]) -> _FlattenPlan:
     """The flatten plan of ``space``, built on first use and rebuilt when the space's children changed."""
-    return cached(space, _FlattenPlan, _FITS)
+    return cached(space, _FlattenPlan, _FlattenPlan.fits)
 
 
 def _nested_plan(child: Space[Any]) -> _FlattenPlan | None:
@@ -240,7 +237,13 @@ def _flatten_space_container(space: Container[Any]) -> Space[Any]:
 @flatten.register(Dict)
 @flatten.register(Tuple)
 def _flatten_container(space: Container[Any], x: Any) -> Any:
-    plan = cached(space, _FlattenPlan, _FITS)
+    try:
+        plan = space._kernel_cache[_FlattenPlan]  # the hot path: _plan(space) without the call
+    except KeyError:
+        plan = _plan(space)
+    else:
+        if not plan.fits(space):
+            plan = _plan(space)
     if type(x) is plan.value_type and len(x) == plan.count:
         try:
             flat = [kernel(child, x[key]) for kernel, key, child in plan.flatteners]
@@ -278,7 +281,13 @@ def _join(space: Container[Any], plan: _FlattenPlan, flat: list[Any]) -> Any:
 @unflatten.register(Dict)
 @unflatten.register(Tuple)
 def _unflatten_container(space: Container[Any], x: Any) -> Any:
-    plan = cached(space, _FlattenPlan, _FITS)
+    try:
+        plan = space._kernel_cache[_FlattenPlan]  # the hot path: _plan(space) without the call
+    except KeyError:
+        plan = _plan(space)
+    else:
+        if not plan.fits(space):
+            plan = _plan(space)
     if not plan.flattenable:
         return _unflatten_each(space, plan, space.unpack(x, "x"))
     if type(x) is np.ndarray and x.ndim == 1 and x.shape[0] == plan.size:

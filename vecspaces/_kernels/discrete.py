@@ -72,7 +72,10 @@ def _flatten_discrete(space: Discrete, x: Any) -> npt.NDArray[np.integer[Any]]:
                 got=show(x),
             )
         )
-    rows = cached(space, _one_hot_rows)
+    try:
+        rows = space._kernel_cache[_one_hot_rows]  # the hot path: cached(space, _one_hot_rows) without the call
+    except KeyError:
+        rows = cached(space, _one_hot_rows)
     if rows is None:
         one_hot = np.zeros(space._count, dtype=space.dtype)
         one_hot[index] = 1
@@ -111,7 +114,10 @@ def _unflatten_discrete(space: Discrete, x: Any) -> np.integer[Any]:
         )
     # Like Gymnasium, a multi-hot vector gives its first nonzero entry.
     index: int = hits.item(0)
-    values = cached(space, _values)
+    try:
+        values = space._kernel_cache[_values]  # the hot path: cached(space, _values) without the call
+    except KeyError:
+        values = cached(space, _values)
     if values is None:
         return space._scalar_type(space._low + index)
     return values[index]

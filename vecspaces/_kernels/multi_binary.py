@@ -9,7 +9,6 @@ Gymnasium: converted with its ``n``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from copy import deepcopy
 from typing import Any
@@ -40,12 +39,12 @@ _INT8 = np.dtype(np.int8)
 
 @flatdim.register(MultiBinary)
 def _flatdim_multi_binary(space: MultiBinary) -> int:
-    return math.prod(space.shape)
+    return space._size
 
 
 @flatten_space.register(MultiBinary)
 def _flatten_space_multi_binary(space: MultiBinary) -> Box:
-    return Box(low=0, high=1, shape=(math.prod(space.shape),), dtype=np.int8)
+    return Box(low=0, high=1, shape=(space._size,), dtype=np.int8)
 
 
 @flatten.register(MultiBinary)
@@ -53,9 +52,11 @@ def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
     # The common case first, as cheaply as possible: an int8 array of the right shape. The result is a copy, as
     # Gymnasium's: the flat value never aliases the caller's array.
     try:
-        if x.dtype is _INT8 and x.shape == space._shape:
-            # For several axes ravel().copy() is twice as fast as ndarray.flatten.
-            return x.copy() if x.ndim == 1 else x.ravel().copy()
+        if x.dtype is _INT8:
+            if x.ndim == 1 and len(x) == space._vector_size:  # a 1-D space: no shape tuple to build and compare
+                return x.copy()
+            if x.shape == space._shape:
+                return x.ravel().copy()  # for several axes, twice as fast as ndarray.flatten
     except AttributeError:
         pass
     x = as_array(space, x)
@@ -73,7 +74,7 @@ def _flatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
 @unflatten.register(MultiBinary)
 def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
     if x.__class__ is np.ndarray and x.dtype is _INT8 and x.ndim == 1:  # the common case: what flatten makes
-        if x.shape == space._shape:
+        if len(x) == space._vector_size:
             return x.view()  # a 1-D space: the same as reshape, for less
     else:
         if type(x) is not np.ndarray or x.ndim != 1:
@@ -86,7 +87,7 @@ def _unflatten_multi_binary(space: MultiBinary, x: Any) -> npt.NDArray[np.int8]:
         raise InvalidValueError(
             message(
                 f"unflatten of {space!r} got a vector of the wrong length",
-                expected=f"a vector of length {math.prod(space.shape)}",
+                expected=f"a vector of length {space._size}",
                 got=show(x),
             )
         ) from None

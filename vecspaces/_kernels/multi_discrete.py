@@ -92,7 +92,10 @@ def _flatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.inte
                 got=show(x),
             )
         )
-    plan = cached(space, _FlattenPlan)
+    try:
+        plan = space._kernel_cache[_FlattenPlan]  # the hot path: cached(space, _FlattenPlan) without the call
+    except KeyError:
+        plan = cached(space, _FlattenPlan)
     one_hot = np.zeros(plan.size, dtype=space.dtype)
     entries = plan.entries
     if entries is not None:  # few entries: a Python loop beats numpy's per-call overhead
@@ -158,7 +161,10 @@ def _checked_values(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]
 def _unflatten_multi_discrete(space: MultiDiscrete, x: Any) -> npt.NDArray[np.integer[Any]]:
     if type(x) is not np.ndarray or x.ndim != 1:
         x = as_flat_array(x, repr(space))
-    plan = cached(space, _FlattenPlan)
+    try:
+        plan = space._kernel_cache[_FlattenPlan]  # the hot path: cached(space, _FlattenPlan) without the call
+    except KeyError:
+        plan = cached(space, _FlattenPlan)
     offsets = plan.offsets
     if x.shape[0] != plan.size:
         raise InvalidValueError(

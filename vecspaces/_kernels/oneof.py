@@ -100,7 +100,11 @@ def _as_index(index: int) -> np.int64:
 
 def _plan(space: OneOf[Any]) -> _FlattenPlan | None:
     """The flatten plan of ``space`` (computed once per space), or None when a branch has no fixed flat size."""
-    return cached(space, _build_plan)
+    try:
+        plan: _FlattenPlan | None = space._kernel_cache[_build_plan]  # cached(...) without the call
+    except KeyError:
+        plan = cached(space, _build_plan)
+    return plan
 
 
 def _branch(error: Error, index: int, root: str = "space") -> Error:

@@ -95,7 +95,7 @@ def _look_up_item_kernels(space: Sequence) -> ItemKernels:
 
 
 def _same_feature(kernels: ItemKernels, space: Sequence) -> bool:
-    return kernels[0] is space.feature_space
+    return kernels[0] is space.feature_space  # False once the feature space was replaced
 
 
 @flatten.register(Sequence)

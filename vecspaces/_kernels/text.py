@@ -79,7 +79,11 @@ def _flatten_text(space: Text, x: str) -> npt.NDArray[np.int32]:
             )
         )
     codes = space._char_codes
-    out = cached(space, _padding).copy()
+    try:
+        padding = space._kernel_cache[_padding]  # the hot path: cached(space, _padding) without the call
+    except KeyError:
+        padding = cached(space, _padding)
+    out = padding.copy()
     try:
         if len(x) <= _SHORT:
             for position, char in enumerate(x):
@@ -110,7 +114,7 @@ def _unflatten_text(space: Text, x: npt.NDArray[Any]) -> str:
         codes = x.tolist()  # the common case, as made by flatten: nothing to convert
     else:
         codes = _checked_codes(space, x)
-    chars = space.character_list
+    chars = space._char_list
     padding = len(chars)
     if codes and min(codes) < 0:
         raise InvalidValueError(

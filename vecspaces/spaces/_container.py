@@ -93,8 +93,8 @@ class Container(Space[T]):
 
     Attributes:
         spaces: the children: a dict for Dict, a tuple for Tuple. A kernel that caches anything derived from
-            them (``vecspaces._space.cached``) checks that they are still the same objects, since a
-            Dict can be changed in place.
+            them (in ``_kernel_cache``, see ``vecspaces._space.cached``) checks that they are still the same
+            objects, since a Dict can be changed in place.
     """
 
     spaces: Any

@@ -9,6 +9,7 @@ to ``uint64``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -49,6 +50,10 @@ class Box(Space[NDArray[Any]]):
             to ``shape``, is outside the dtype's range or infinite where the dtype cannot be unbounded; or
             ``low > high`` somewhere.
 
+    Kernel-facing (used by ``vecspaces._kernels.box``, set only here): :meth:`_from_checked`, which builds a
+    box from arrays already valid for it without checking or copying them; ``_size``, the number of entries of
+    a value; ``_vector_size``, the same for a 1-D box (whose value is its flat form) and -1 otherwise.
+
     Example:
         >>> Box(-1.0, 2.0, (3, 4))
         Box(-1.0, 2.0, (3, 4), float32)
@@ -82,6 +87,7 @@ class Box(Space[NDArray[Any]]):
         self._bounded_below = low_bounded
         self._bounded_above = high_bounded
         self._plan: _SamplePlan | None = None
+        self._cache_sizes()
 
     @classmethod
     def _from_checked(
@@ -104,7 +110,13 @@ class Box(Space[NDArray[Any]]):
         box._bounded_below = bounded_below
         box._bounded_above = bounded_above
         box._plan = None
+        box._cache_sizes()
         return box
+
+    def _cache_sizes(self) -> None:
+        # Kernel-facing (see the class docstring).
+        self._size = math.prod(self._shape)  # type: ignore[arg-type]
+        self._vector_size = self._size if len(self._shape) == 1 else -1  # type: ignore[arg-type]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -350,6 +362,7 @@ class Box(Space[NDArray[Any]]):
         super().__setstate__(state)
         # An unpickled dtype is a copy; the canonical instance lets the kernels compare dtypes with ``is``.
         self.dtype = np.dtype(self.dtype.str)
+        self._cache_sizes()
 
 
 # --- construction -------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import Any, cast
 import numpy as np
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, clear_cached, space_kind
+from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container, located
 
@@ -198,7 +198,7 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
                 message(f"Dict child {key!r} is not a space", expected="a Space instance", got=show(value))
             )
         self.spaces[key] = value
-        clear_cached(self)  # what the kernels derived from the children
+        self._kernel_cache.clear()  # what the kernels derived from the children
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.spaces)

@@ -30,6 +30,10 @@ class Discrete(Space[np.integer[Any]]):
         start: the smallest element.
         dtype: an integer dtype that holds ``n`` and every element.
 
+    Kernel-facing (read by ``vecspaces._kernels.discrete``, set only here): ``_count``, ``_low`` and
+    ``_high``, the number of values and the smallest and largest one as Python ints (cheap to compare, immune
+    to dtype overflow), and ``_scalar_type``, the numpy scalar type of the values.
+
     Example:
         >>> space = Discrete(3, start=-1, seed=42)
         >>> space

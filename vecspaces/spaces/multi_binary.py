@@ -30,6 +30,10 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
         n: the shape: an int for a vector, or a sequence of ints for several axes.
         seed: an int or None to seed the sampler, or a ``numpy.random.Generator`` to use as the sampler.
 
+    Kernel-facing (read by ``vecspaces._kernels.multi_binary``, set only here): ``_size``, the number of
+    entries of a value, and ``_vector_size``, the same for a 1-D space (whose value is its flat form) and -1
+    otherwise.
+
     Example:
         >>> space = MultiBinary((2, 3), seed=1)
         >>> space
@@ -69,6 +73,7 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
     def _cache_sizes(self) -> None:
         self._size = int(np.prod(self.shape))
         self._words = -(-self._size // 64)  # 64-bit draws per uniform sample
+        self._vector_size = self._size if len(self._shape) == 1 else -1  # type: ignore[arg-type]
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -39,6 +39,9 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
         seed: an int or None to seed the sampler, or a ``numpy.random.Generator`` to use as the sampler.
         start: the smallest value of each entry, of the same shape as ``nvec``; zeros if None.
 
+    Kernel-facing (read by ``vecspaces._kernels.multi_discrete``, set only here): ``_high``, the largest
+    value of each entry (``start + nvec - 1``).
+
     Example:
         >>> space = MultiDiscrete([2, 3], start=[1, 1], seed=0)
         >>> space

@@ -83,6 +83,9 @@ class Text(Space[str]):
         InvalidValueError: a length is negative, ``min_length > max_length``, a charset element is not one
             character, or the charset is empty.
 
+    Kernel-facing (read by ``vecspaces._kernels.text``, set only here): ``_char_codes``, each character's
+    index in :attr:`character_list` (the flat encoding), and ``_char_list``, that list itself.
+
     Example:
         >>> space = Text(5, charset="αβγ", seed=0)
         >>> space
