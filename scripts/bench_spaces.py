@@ -18,8 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import gymnasium.spaces as gym_spaces
 
-from tests.catalog import IDS, make
-from tests.test_differential import to_gym_value
+from tests.catalog import IDS, make, to_gym_value  # the one catalog; scripts import no test module
 from vecspaces.spaces import flatten, to_gymnasium, unflatten
 
 OPERATIONS = ["sample", "contains", "flatten", "unflatten"]

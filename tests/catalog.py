@@ -1,7 +1,9 @@
 """The one catalog of test spaces: every kind, every Box dtype, odd bounds and starts, nested composites.
 
 Entries are factories, so every test gets fresh, unseeded spaces. Ids are short and readable; the property
-tests in test_properties.py, the differential tests and the benchmarks all iterate this catalog.
+tests in test_properties.py, the differential tests and the benchmarks all iterate this catalog. It is the one
+module of tests/ that scripts import (``scripts/bench_spaces.py``): plain data and helpers, no pytest, and
+gymnasium only inside the functions that convert values to its form.
 
 ``random_mask`` and ``random_probability`` build a valid mask or probability argument for any space made of the
 built-in kinds (the catalog's, and the ones the Hypothesis strategies generate), in every form it takes.
@@ -251,6 +253,37 @@ def scalars_as_arrays(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: scalars_as_arrays(item) for key, item in value.items()}
     return value
+
+
+def to_gym_value(x: Any) -> Any:
+    """A value of a catalog space in Gymnasium's form: every ``GraphInstance`` made Gymnasium's (needs gymnasium).
+
+    Here, not in a test module, because ``scripts/bench_spaces.py`` times both libraries on the same values.
+    """
+    import gymnasium.spaces
+
+    if isinstance(x, GraphInstance):
+        return gymnasium.spaces.GraphInstance(*x)
+    if isinstance(x, tuple):
+        return tuple(to_gym_value(item) for item in x)
+    if isinstance(x, dict):
+        return {key: to_gym_value(item) for key, item in x.items()}
+    return x
+
+
+def from_gym_value(x: Any) -> Any:
+    """The inverse of :func:`to_gym_value` (lists of values included)."""
+    import gymnasium.spaces
+
+    if isinstance(x, gymnasium.spaces.GraphInstance):
+        return GraphInstance(*(from_gym_value(part) for part in x))
+    if isinstance(x, tuple):
+        return tuple(from_gym_value(item) for item in x)
+    if isinstance(x, list):
+        return [from_gym_value(item) for item in x]
+    if isinstance(x, dict):
+        return {key: from_gym_value(item) for key, item in x.items()}
+    return x
 
 
 # --- hostile values: objects whose dunder methods raise, for contains to answer without raising ----------

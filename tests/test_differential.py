@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.catalog import IDS, make
+from tests.catalog import IDS, from_gym_value, make, to_gym_value
 from tests.helpers import assert_same_value
 from vecspaces.spaces import (
     Box,
@@ -50,28 +50,6 @@ def contains_oneof(space: Space[Any]) -> bool:
 def text_in_float_composite(space: Space[Any]) -> bool:
     """Gymnasium cannot unflatten a Text inside a composite that flattens to floats (it indexes with floats)."""
     return "Text(" in repr(space) and space.is_np_flattenable and flatten_space(space).dtype.kind == "f"
-
-
-def to_gym_value(x: Any) -> Any:
-    if isinstance(x, GraphInstance):
-        return gym_spaces.GraphInstance(*x)
-    if isinstance(x, tuple):
-        return tuple(to_gym_value(item) for item in x)
-    if isinstance(x, dict):
-        return {key: to_gym_value(item) for key, item in x.items()}
-    return x
-
-
-def from_gym_value(x: Any) -> Any:
-    if isinstance(x, gym_spaces.GraphInstance):
-        return GraphInstance(*(from_gym_value(part) for part in x))
-    if isinstance(x, tuple):
-        return tuple(from_gym_value(item) for item in x)
-    if isinstance(x, list):
-        return [from_gym_value(item) for item in x]
-    if isinstance(x, dict):
-        return {key: from_gym_value(item) for key, item in x.items()}
-    return x
 
 
 @pytest.fixture(params=IDS)

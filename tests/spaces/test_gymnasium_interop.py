@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.catalog import IDS, make
+from tests.catalog import IDS, from_gym_value, make, to_gym_value
 from tests.helpers import assert_same_value, same_rng_state
 from tests.strategies import spaces
-from tests.test_differential import contains_oneof, from_gym_value, to_gym_value
+from tests.test_differential import contains_oneof
 from vecspaces.error import CustomSpaceError, Error, InvalidTypeError
 from vecspaces.spaces import Box, Discrete, Space, Text, Tuple, flatten, from_gymnasium, to_gymnasium
 
