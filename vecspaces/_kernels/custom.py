@@ -1,10 +1,9 @@
 """The custom-space row of the table, and batching as a Tuple of copies.
 
-A space type with no implementation of its own is a custom space and follows the one rule stated in
-``vecspaces._ops.support``. The kernels here are that rule for the batching family, registered for
-``object`` (what ``singledispatch`` falls back to): ``batch_space`` and ``batch_differing_spaces`` give a
-``Tuple`` of copies, ``concatenate`` a tuple of the items, ``create_empty_array`` a tuple of ``None``. The other
-operations have no kernel for ``object``; their declarations raise the rule's error.
+A space type with no implementation of its own is a custom space and follows the custom-space rule, stated in
+``vecspaces._ops.support``. The kernels here carry it out for the batching family, registered for ``object``
+(what ``singledispatch`` falls back to); the other operations have no kernel for ``object``, and their
+declarations raise the rule's error.
 
 Text, Sequence, Graph and OneOf batch the same way, as copies (:func:`register_batched_as_copies`).
 

@@ -51,6 +51,8 @@ def singledispatch(function: Callable[..., R]) -> functools._SingleDispatchCalla
         >>> kind(1), kind("a"), kind.dispatch(bool).__name__
         ('int', 'object', '_')
     """
+    # One function of closures over one cache (69 lines): a class would put an attribute lookup on every call,
+    # which is the cost this wrapper exists to remove.
     generic = functools.singledispatch(function)
     dispatch = generic.dispatch
     cache: dict[type, Callable[..., R]] = {}

@@ -4,12 +4,9 @@ The family is ``flatdim``, ``flatten_space``, ``flatten``, ``unflatten`` and ``i
 
 Each is a ``functools.singledispatch`` function on the type of its first argument. The implementations live
 with the other operations of the same space, in ``vecspaces._kernels.<space>``; a user adds a custom space
-with ``flatten.register(MySpace)`` exactly as with Gymnasium. A space with no implementation raises
-:class:`~vecspaces.error.CustomSpaceNotImplementedError` naming the operation and how to register one: the
-flatten family needs the values' structure, so the one rule for custom spaces (``vecspaces._ops.support``,
-which also holds the table of what each space kind supports) leaves nothing to fall back on. That error is a
-:class:`~vecspaces.error.CustomSpaceError` (a ``TypeError``, as every other operation raises for a custom
-space) and a ``NotImplementedError`` (what Gymnasium raises for this family).
+with ``flatten.register(MySpace)`` exactly as with Gymnasium. Without one, the custom-space rule
+(``vecspaces._ops.support``) applies: the declarations raise
+:class:`~vecspaces.error.CustomSpaceNotImplementedError`, also a ``NotImplementedError`` as in Gymnasium.
 
 When the custom space sits inside another space, the error names its full path, e.g.
 ``space['a'][1].feature_space: flatten has no implementation ...``: each composite kernel catches a child's

@@ -17,11 +17,9 @@ Every node carries its *path*: the keys leading to it from the root value, e.g. 
 under the path ``oneof_path + (1,)``.
 
 ``layout_nodes`` is a ``functools.singledispatch`` function; each built-in space registers its implementation
-in its own kernel module, ``vecspaces._kernels.<space>``, next to its other operations. Custom spaces follow
-the project's one rule (stated in ``vecspaces._ops.support``, which also holds the table of what each space
-supports): without a registered implementation the shared-memory functions raise
-:class:`~vecspaces.error.CustomSpaceError`, and a worker pool sends such leaves through its pipe. Registering an
-:class:`ArrayLeaf` layout for a custom space whose values are fixed-size arrays puts them in shared memory.
+in its own kernel module, ``vecspaces._kernels.<space>``, next to its other operations. A custom space follows
+the custom-space rule (``vecspaces._ops.support``) until it registers a layout: an :class:`ArrayLeaf` layout
+for one whose values are fixed-size arrays puts them in shared memory.
 """
 
 from __future__ import annotations

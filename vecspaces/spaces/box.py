@@ -492,13 +492,25 @@ def _cast_bound(
         ) from error
     minimum, maximum = _dtype_range(dtype)
     values = np.empty(shape, dtype)
-
     if raw.dtype.kind != "f":
         if raw.size and (int(raw.min()) < minimum or int(raw.max()) > maximum):
             raise _out_of_range(name, raw, dtype, minimum, maximum)
         np.copyto(values, raw, casting="unsafe")
         return values, np.ones(shape, np.bool_)
+    finite, unbounded = _check_float_bound(raw, name, dtype, minimum, maximum)
+    if dtype.kind == "f":
+        np.copyto(values, raw, casting="unsafe")
+    else:
+        np.copyto(values, np.where(finite, raw, 0.0), casting="unsafe")
+        if unbounded.any():
+            values[np.broadcast_to(unbounded, shape)] = minimum if name == "low" else maximum
+    return values, np.broadcast_to(~unbounded, shape).copy()
 
+
+def _check_float_bound(
+    raw: NDArray[Any], name: str, dtype: np.dtype[Any], minimum: float, maximum: float
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Check a float bound against ``dtype``; return per entry whether it is finite and whether it is unbounded."""
     # An infinity on the bound's own side (low=-inf, high=inf) means unbounded; on the other side it is a
     # value like any other, which only a float dtype can hold.
     unbounded = np.isneginf(raw) if name == "low" else np.isposinf(raw)
@@ -525,14 +537,7 @@ def _cast_bound(
             out_of_range = truncated.min() < float(minimum) or truncated.max() >= float(maximum + 1)
         if out_of_range:
             raise _out_of_range(name, raw, dtype, minimum, maximum)
-
-    if dtype.kind == "f":
-        np.copyto(values, raw, casting="unsafe")
-    else:
-        np.copyto(values, np.where(finite, raw, 0.0), casting="unsafe")
-        if unbounded.any():
-            values[np.broadcast_to(unbounded, shape)] = minimum if name == "low" else maximum
-    return values, np.broadcast_to(~unbounded, shape).copy()
+    return finite, unbounded
 
 
 def _out_of_range(
