@@ -30,12 +30,13 @@ from vecspaces.vector._arguments import seeds_per_env, split_reset_mask
 from vecspaces.vector._async import options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.calls import CallCycle
+from vecspaces.vector._async.env_slice import EnvSlice
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
 from vecspaces.vector._async.pool_mode import PoolMode
 from vecspaces.vector._async.protocol import Command, Reply
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.worker import EnvSlice, WorkerConfig, describe, run_worker
+from vecspaces.vector._async.worker import WorkerConfig, describe, run_worker
 from vecspaces.vector._gymnasium_facing import brought_gymnasium
 from vecspaces.vector._spaces import (
     ObservationMode,

@@ -12,8 +12,8 @@ from vecspaces._ops.batch import batch_space
 from vecspaces.vector._arguments import actions_per_env, cast_exactly
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.worker import is_single_array
 from vecspaces.vector._spaces import VectorSpaces
+from vecspaces.vector.utils.shared_layout import is_single_array
 
 __all__ = ["ActionWriter"]
 

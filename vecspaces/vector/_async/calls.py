@@ -19,7 +19,7 @@ from vecspaces.vector._async.protocol import Command, EnvError, Reply
 from vecspaces.vector.infos import add_info
 
 if TYPE_CHECKING:
-    from vecspaces.vector._async.worker import EnvSlice
+    from vecspaces.vector._async.env_slice import EnvSlice
 
 __all__ = ["LOCAL", "CallCycle"]
 

@@ -23,7 +23,8 @@ import numpy as np
 
 from vecspaces._ops.batch import concatenate, create_empty_array, iterate
 from vecspaces.spaces import Dict, Space, Tuple
-from vecspaces.vector._async.lending import ObservationLender, copied
+from vecspaces.vector._async.copies import copied
+from vecspaces.vector._async.lending import ObservationLender
 from vecspaces.vector._async.shared import SharedStepMemory
 
 __all__ = ["ObservationPath", "PipedObservations", "SharedObservations", "observation_path"]
