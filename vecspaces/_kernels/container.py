@@ -237,13 +237,9 @@ def _flatten_space_container(space: Container[Any]) -> Space[Any]:
 @flatten.register(Dict)
 @flatten.register(Tuple)
 def _flatten_container(space: Container[Any], x: Any) -> Any:
-    try:
-        plan = space._kernel_cache[_FlattenPlan]  # the hot path: _plan(space) without the call
-    except KeyError:
+    plan = space._kernel_cache.get(_FlattenPlan)  # the hot path: _plan(space) without the call on a hit
+    if plan is None or not plan.fits(space):
         plan = _plan(space)
-    else:
-        if not plan.fits(space):
-            plan = _plan(space)
     if type(x) is plan.value_type and len(x) == plan.count:
         try:
             flat = [kernel(child, x[key]) for kernel, key, child in plan.flatteners]
@@ -281,13 +277,9 @@ def _join(space: Container[Any], plan: _FlattenPlan, flat: list[Any]) -> Any:
 @unflatten.register(Dict)
 @unflatten.register(Tuple)
 def _unflatten_container(space: Container[Any], x: Any) -> Any:
-    try:
-        plan = space._kernel_cache[_FlattenPlan]  # the hot path: _plan(space) without the call
-    except KeyError:
+    plan = space._kernel_cache.get(_FlattenPlan)  # the hot path: _plan(space) without the call on a hit
+    if plan is None or not plan.fits(space):
         plan = _plan(space)
-    else:
-        if not plan.fits(space):
-            plan = _plan(space)
     if not plan.flattenable:
         return _unflatten_each(space, plan, space.unpack(x, "x"))
     if type(x) is np.ndarray and x.ndim == 1 and x.shape[0] == plan.size:
