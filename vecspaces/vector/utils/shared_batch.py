@@ -22,21 +22,82 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from multiprocessing.context import get_spawning_popen
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.memory_nodes import ArrayLeaf, DictNode, OneOfLeaf, TextLeaf, TupleNode, VariableLeaf, format_path
+from vecspaces._ops.memory_nodes import (
+    ArrayLeaf,
+    DictNode,
+    LayoutNode,
+    OneOfLeaf,
+    Path,
+    TextLeaf,
+    TupleNode,
+    VariableLeaf,
+    format_path,
+)
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
-from vecspaces.vector.utils.slot_encoders import ValueProblem
+from vecspaces.vector.utils.slot_encoders import Arrays, ValueProblem
 
-if TYPE_CHECKING:  # only for annotations: the layout module imports this one to bind its layouts
-    from vecspaces.vector.utils.shared_layout import SharedLayout
+__all__ = ["BatchLayout", "FixedLeaf", "SharedBatch", "Slot"]
 
-__all__ = ["SharedBatch"]
+
+@dataclass(frozen=True)
+class Slot:
+    """One contiguous region of the buffer holding one leaf part for all envs.
+
+    Attributes:
+        path: the path of the value stored here (a OneOf's index is at ``path + (0,)``, its region at
+            ``path + (1,)``).
+        dtype: the dtype of the stored values.
+        shape: the shape of one env's value.
+        offset: the byte offset of env 0's value from the start of the layout.
+        nbytes: the bytes taken by one env's value; env ``i`` starts at ``offset + i * nbytes``.
+    """
+
+    path: Path
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+    offset: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class FixedLeaf:
+    """A compiled fixed-size leaf: its node, its slots ``[first, stop)`` and, for a OneOf, its branches."""
+
+    node: ArrayLeaf | TextLeaf | OneOfLeaf
+    first: int
+    stop: int
+    branches: tuple[BatchLayout, ...] = ()
+
+
+class BatchLayout(Protocol):
+    """What a batch uses of its compiled layout (see the attributes of ``SharedLayout``).
+
+    :class:`~vecspaces.vector.utils.shared_layout.SharedLayout` is the one implementation. It binds batches, so
+    it imports this module, and this module knows it only by this protocol.
+    """
+
+    space: Space[Any] | None
+    n: int
+    nbytes: int
+    nodes: tuple[LayoutNode, ...]
+    slots: tuple[Slot, ...]
+    variable_leaves: tuple[VariableLeaf, ...]
+    fixed_leaves: tuple[FixedLeaf, ...]
+    variable_nodes: tuple[int, ...]
+    prepare: Callable[[Any], tuple[Arrays, list[Any]]]
+    assemble: Callable[[list[Any]], Any]
+
+    def nodes_of(self, space: Space[Any]) -> list[LayoutNode]:
+        """The layout nodes of ``space`` as this layout computes them."""
+        ...
 
 
 class SharedBatch:
@@ -68,7 +129,7 @@ class SharedBatch:
         ('aaaaa', 'cab')
     """
 
-    def __init__(self, layout: SharedLayout, buffer: Any, offset: int = 0, name: str = "value") -> None:
+    def __init__(self, layout: BatchLayout, buffer: Any, offset: int = 0, name: str = "value") -> None:
         self.layout = layout
         self.buffer = buffer
         self.offset = offset
@@ -296,8 +357,8 @@ class SharedBatch:
                     fix="pass it to the worker when starting it; it stays shared afterwards",
                 )
             )
-        # The child binds the layout again (SharedLayout pickles as its space and compiles once there).
-        return (self.layout.bind, (self.buffer, self.offset, self.name))
+        # The layout pickles as its space, so the child compiles it once and binds it to the same buffer.
+        return (SharedBatch, (self.layout, self.buffer, self.offset, self.name))
 
     def __repr__(self) -> str:
         return f"SharedBatch({self.layout.space!r}, n={self.n}, nbytes={self.layout.nbytes})"
@@ -322,7 +383,7 @@ def _text_env_reader(leaf: TextLeaf, view: npt.NDArray[np.int32]) -> Callable[[i
 
 def _oneof_env_reader(
     leaf: OneOfLeaf,
-    branches: tuple[SharedLayout, ...],
+    branches: tuple[BatchLayout, ...],
     indices: npt.NDArray[np.int64],
     regions: npt.NDArray[np.uint8],
 ) -> Callable[[int], tuple[np.int64, Any]]:
@@ -341,6 +402,6 @@ def _oneof_env_reader(
                 )
             )
         # A private copy of the region: the value read stays valid whatever is written later.
-        return index, branches[int(index)].bind(regions[i].copy()).read_env(0)
+        return index, SharedBatch(branches[int(index)], regions[i].copy()).read_env(0)
 
     return read_env

@@ -33,7 +33,6 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 from collections.abc import Callable
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -56,7 +55,7 @@ from vecspaces._ops.memory_nodes import (
 from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
 from vecspaces.spaces import Dict, Tuple
 from vecspaces.spaces.space import Space
-from vecspaces.vector.utils.shared_batch import SharedBatch
+from vecspaces.vector.utils.shared_batch import BatchLayout, FixedLeaf, SharedBatch, Slot
 from vecspaces.vector.utils.slot_encoders import (
     Arrays,
     Encoder,
@@ -68,14 +67,7 @@ from vecspaces.vector.utils.slot_encoders import (
     tuple_checker,
 )
 
-__all__ = [
-    "SLOT_ALIGNMENT",
-    "FixedLeaf",
-    "SharedLayout",
-    "Slot",
-    "is_single_array",
-    "layout_nodes_or_variable",
-]
+__all__ = ["SLOT_ALIGNMENT", "SharedLayout", "is_single_array", "layout_nodes_or_variable"]
 
 # Slots start on a cache-line boundary; regions inside a OneOf only need numpy's largest alignment.
 SLOT_ALIGNMENT = 64
@@ -84,36 +76,6 @@ BRANCH_ALIGNMENT = 16
 
 def _round_up(size: int, alignment: int) -> int:
     return -(-size // alignment) * alignment
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One contiguous region of the buffer holding one leaf part for all envs.
-
-    Attributes:
-        path: the path of the value stored here (a OneOf's index is at ``path + (0,)``, its region at
-            ``path + (1,)``).
-        dtype: the dtype of the stored values.
-        shape: the shape of one env's value.
-        offset: the byte offset of env 0's value from the start of the layout.
-        nbytes: the bytes taken by one env's value; env ``i`` starts at ``offset + i * nbytes``.
-    """
-
-    path: Path
-    dtype: np.dtype[Any]
-    shape: tuple[int, ...]
-    offset: int
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class FixedLeaf:
-    """A compiled fixed-size leaf: its node, its slots ``[first, stop)`` and, for a OneOf, its branches."""
-
-    node: ArrayLeaf | TextLeaf | OneOfLeaf
-    first: int
-    stop: int
-    branches: tuple[SharedLayout, ...] = ()
 
 
 def layout_nodes_or_variable(space: Space[Any], path: Path = ()) -> list[LayoutNode]:
@@ -188,7 +150,8 @@ class SharedLayout:
         n: the batch size.
         custom_as_variable: whether custom spaces without a layout are variable-size leaves.
         nodes: the space's layout nodes in pre-order (see :func:`layout_nodes`).
-        slots: the fixed-size slots in buffer order, each with its path, dtype, per-env shape and offset.
+        slots: the fixed-size slots in buffer order, each with its path, dtype, per-env shape and offset
+            (:class:`~vecspaces.vector.utils.shared_batch.Slot`).
         variable_leaves: the leaves with no fixed size, which the buffer does not hold.
         nbytes: the size of the buffer region the layout needs.
         fixed_leaves: the fixed-size leaves in pre-order, each with its slots (what a batch reads).
@@ -325,7 +288,7 @@ class SharedLayout:
         )
 
 
-def is_single_array(layout: SharedLayout) -> bool:
+def is_single_array(layout: BatchLayout) -> bool:
     """Whether the whole value is one array (a Box, Discrete, MultiBinary or MultiDiscrete space).
 
     Example:

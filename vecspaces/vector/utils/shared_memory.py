@@ -39,7 +39,7 @@ from vecspaces._ops.memory_nodes import format_path
 from vecspaces._ops.support import VARIABLE_SIZE
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces.space import Space
-from vecspaces.vector.utils.shared_batch import SharedBatch
+from vecspaces.vector.utils.shared_batch import BatchLayout, SharedBatch
 from vecspaces.vector.utils.shared_layout import SharedLayout
 
 __all__ = ["create_shared_memory", "read_from_shared_memory", "write_to_shared_memory"]
@@ -77,7 +77,7 @@ def create_shared_memory(space: Space[Any], n: int = 1, ctx: Any = multiprocessi
     return layout.allocate(ctx)
 
 
-def _variable_size_error(subject: str, layout: SharedLayout) -> InvalidTypeError:
+def _variable_size_error(subject: str, layout: BatchLayout) -> InvalidTypeError:
     """The error for a space with a leaf of no fixed size (Sequence, Graph), naming the first one's path.
 
     ``subject`` is the operation and what it cannot do, e.g. ``"write_to_shared_memory cannot write"``.
