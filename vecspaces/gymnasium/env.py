@@ -13,10 +13,10 @@ from typing import Any, SupportsFloat, TypeVar
 
 import numpy as np
 
+from vecspaces._ops.gymnasium import convert_to_gymnasium
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.spaces import Dict, Graph, OneOf, Sequence, Tuple
 from vecspaces.spaces import GraphInstance as VecspacesGraphInstance
-from vecspaces.spaces._gymnasium import convert_to_gymnasium
 
 try:
     import gymnasium
