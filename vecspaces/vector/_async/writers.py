@@ -83,14 +83,16 @@ def _flat_container_writer(observations: SharedBatch) -> Writer | None:
     count = len(arrays)
     # With two leaves or more, itemgetter gives a tuple of the values, in the order of the slots.
     get = operator.itemgetter(*(leaf.path[0] for leaf in arrays))
-    # What an env almost always returns, per leaf: (type, shape, dtype) of an array of the slot's shape and
-    # dtype, or of the slot's own numpy scalar. Tested in one loop before the slower per-leaf tests.
-    exact = [(np.ndarray if leaf.shape else leaf.dtype.type, leaf.shape, leaf.dtype) for leaf in arrays]
-    fits = [_leaf_test(leaf) for leaf in arrays]
+    # Per leaf, what an env almost always returns: (type, shape, dtype) of an array of the slot's shape and
+    # dtype, or of the slot's own numpy scalar; and the test of any other value.
+    tests = [
+        (np.ndarray if leaf.shape else leaf.dtype.type, leaf.shape, leaf.dtype, _other_value_test(leaf))
+        for leaf in arrays
+    ]
     env_rows, write = observations.env_views, observations.write
 
-    # The loops below zip without strict=True: the lengths match by construction, and the check costs a
-    # measurable share of this function, which runs for every env on every step.
+    # The loops zip without strict=True: the lengths match by construction, and the check costs a measurable
+    # share of this function, which runs for every env on every step.
     def write_flat(index: int, obs: Any) -> None:
         if type(obs) is container and len(obs) == count:
             try:
@@ -98,13 +100,11 @@ def _flat_container_writer(observations: SharedBatch) -> Writer | None:
             except (KeyError, IndexError):
                 pass
             else:
-                for value, (kind, shape, dtype) in zip(values, exact):  # noqa: B905
-                    if type(value) is not kind or value.shape != shape or value.dtype != dtype:
-                        copyable = all([fit(item) for fit, item in zip(fits, values)])  # noqa: B905
+                for value, (kind, shape, dtype, other_fits) in zip(values, tests):  # noqa: B905
+                    exact = type(value) is kind and value.shape == shape and value.dtype == dtype
+                    if not exact and not other_fits(value):
                         break
-                else:
-                    copyable = True
-                if copyable:
+                else:  # every leaf fits; copying only now leaves the slots untouched when one does not
                     for row, value in zip(env_rows[index], values):  # noqa: B905
                         row[...] = value
                     return
@@ -113,20 +113,23 @@ def _flat_container_writer(observations: SharedBatch) -> Writer | None:
     return write_flat
 
 
-def _leaf_test(leaf: ArrayLeaf) -> Callable[[Any], bool]:
-    """A test that a value can be copied into the leaf's slot as it is (stored as the checked write stores it)."""
-    shape, dtype, ndarray = leaf.shape, leaf.dtype, np.ndarray
-    if shape:
-        return lambda value: type(value) is ndarray and value.shape == shape and value.dtype == dtype
-    # The leaf's own numpy scalar at once; Python numbers and 0-d arrays through the full check.
-    scalar, check = dtype.type, _scalar_check(dtype)
+def _other_value_test(leaf: ArrayLeaf) -> Callable[[Any], bool]:
+    """A test that a value not exactly of the leaf's stored type, shape and dtype can still be copied as it is."""
+    if leaf.shape:
+        return _never  # an array of another shape, dtype or class goes through the checked write
+    # The leaf's own numpy scalar (whatever the byte order of the slot); Python numbers and 0-d arrays that fit.
+    scalar, check = leaf.dtype.type, _scalar_check(leaf.dtype)
     return lambda value: type(value) is scalar or check(value)
+
+
+def _never(value: Any) -> bool:
+    return False
 
 
 def _scalar_check(dtype: np.dtype[Any]) -> Callable[[Any], bool]:
     """A cheap test that a value can be copied into a scalar slot of ``dtype`` as it is (no conversion, no overflow).
 
-    For values other than ``dtype``'s own numpy scalar, which :func:`_leaf_test` accepts before calling it.
+    For values other than ``dtype``'s own numpy scalar, which :func:`_other_value_test` accepts before calling it.
     """
     ndarray = np.ndarray
     python_type = (
