@@ -22,7 +22,6 @@ from vecspaces.vector._async.env_slice import EnvSlice
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import AdaptiveSpin, acquire
-from vecspaces.vector.utils.shared_layout import is_single_array  # noqa: F401 (TEMPORARY: until actions.py imports it from there)
 from vecspaces.vector.vector_env import AutoresetMode
 
 __all__ = ["WorkerConfig", "describe", "run_worker"]
