@@ -38,7 +38,8 @@ __all__ = [
 R = TypeVar("R")
 
 
-def singledispatch(function: Callable[..., R]) -> functools._SingleDispatchCallable[R]:
+# C901: one function of closures, so a call costs one dict lookup (its docstring says why not a class).
+def singledispatch(function: Callable[..., R]) -> functools._SingleDispatchCallable[R]:  # noqa: C901
     """Like :func:`functools.singledispatch`, with a faster call.
 
     Example:

@@ -240,17 +240,26 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
     if array.dtype.kind == "O":
         return _cast_objects(array, dtype, path)
     if array.dtype.kind == "f" and dtype.kind in "iu":
-        finite = array[np.isfinite(array)]
-        if finite.size and np.abs(finite).max() >= _EXACT_FLOAT_INTEGERS:
-            # numpy promotes a list mixing uint64-sized and negative (or plain) ints to float64, losing digits:
-            # redo the conversion from the list's own numbers.
-            try:
-                objects = np.array(value, dtype=object)
-            except (ValueError, TypeError):
-                objects = None
-            if objects is not None and objects.shape == shape:
-                return _cast_objects(objects, dtype, path)
+        objects = _lost_integer_digits(array, value)
+        if objects is not None:
+            return _cast_objects(objects, dtype, path)
     return cast_exactly(array, dtype, path)
+
+
+def _lost_integer_digits(array: npt.NDArray[Any], value: Any) -> npt.NDArray[Any] | None:
+    """``value`` as an object array when numpy made ``array`` float64 from ints too large for its mantissa.
+
+    numpy promotes a list mixing uint64-sized and negative (or plain) ints to float64, losing digits; the
+    conversion is then redone from the list's own numbers.
+    """
+    finite = array[np.isfinite(array)]
+    if not finite.size or np.abs(finite).max() < _EXACT_FLOAT_INTEGERS:
+        return None
+    try:
+        objects = np.array(value, dtype=object)
+    except (ValueError, TypeError):
+        return None
+    return objects if objects.shape == array.shape else None
 
 
 def _as_dict(space: Dict, value: Any, path: str) -> dict[str, Any]:
