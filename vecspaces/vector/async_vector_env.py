@@ -33,7 +33,7 @@ from vecspaces.vector._async.calls import CallCycle
 from vecspaces.vector._async.env_slice import EnvSlice
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool import WorkerPool, stop_processes
-from vecspaces.vector._async.pool_mode import PoolMode
+from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
 from vecspaces.vector._async.protocol import Command, Reply
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import WorkerConfig, describe, run_worker
@@ -437,23 +437,13 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             terminate: skip the polite steps and terminate the workers at once.
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
-        grace = 1.0 if timeout is None else timeout
-        pool = self._pool
-        if not terminate and pool.broken is None:
-            try:
-                pool.collect(lambda: not pool.busy, "close", grace)
-                for w in range(self.num_workers):
-                    pool.dispatch(w, Command.CLOSE)
-                pool.collect(lambda: not pool.busy, "close", grace)
-            except Exception:
-                pass  # closing must finish; whatever failed, the escalation below stops the workers
-        pool.stop(0.0 if terminate else grace)
+        self._pool.close(1.0 if timeout is None else timeout, terminate)
         self._finalizer.detach()
         if self._local is not None:
             self._local.close()
         # The pool calls back into this object: break the cycle so the shared memory is freed right away,
         # not at the next garbage collection (views the caller still holds keep their buffers alive).
-        pool.on_reply = _ignore_reply
+        self._pool.on_reply = _ignore_reply
 
     # -- pool mode -----------------------------------------------------------------------------------------
 
@@ -477,16 +467,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             ...     obs.shape, len(envs.recv()[-1])
             ((2, 4), 2)
         """
-        if self.closed:
-            raise ClosedEnvironmentError("send was called on a closed AsyncVectorEnv; create a new one")
-        if self._pool.broken is not None:
-            raise WorkerDiedError(self._pool.broken)
-        pending = self._calls.pending
-        if pending is not None:
-            raise AlreadyPendingCallError(
-                f"send was called while a {pending.name.lower()} is pending; call {pending.name.lower()}_wait() first",
-                pending.name.lower(),
-            )
+        self._check_usable("send")
+        self._check_no_pending_call("send")
         if self._local is not None:
             raise InvalidValueError(
                 message(
@@ -497,16 +479,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         self._pool_mode.send(actions, env_ids)
 
-    def recv(
-        self, timeout: float | None = None
-    ) -> tuple[
-        Any,
-        npt.NDArray[np.float64],
-        npt.NDArray[np.bool_],
-        npt.NDArray[np.bool_],
-        dict[str, Any],
-        npt.NDArray[np.int64],
-    ]:
+    def recv(self, timeout: float | None = None) -> RecvResult:
         """Wait for the first ``batch_size`` envs to finish their step and return their results.
 
         When fewer than ``batch_size`` envs are stepping or done, it waits for all of them and returns those.
@@ -516,10 +489,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             returned envs in the order of ``env_ids``. Observations of envs with contiguous ids are views of
             the shared buffer when ``copy=False``.
         """
-        if self.closed:
-            raise ClosedEnvironmentError("recv was called on a closed AsyncVectorEnv; create a new one")
-        if self._pool.broken is not None:
-            raise WorkerDiedError(self._pool.broken)
+        self._check_usable("recv")
         return self._pool_mode.recv(self._timeout(timeout))
 
     # -- the command cycle ---------------------------------------------------------------------------------
@@ -536,12 +506,15 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             and not self._pool_mode.active()
         )
 
-    def _check_can_start(self, call: str) -> None:
-        """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`)."""
+    def _check_usable(self, call: str) -> None:
+        """Raise if the env is closed or its pool broken."""
         if self.closed:
             raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
         if self._pool.broken is not None:
             raise WorkerDiedError(self._pool.broken)
+
+    def _check_no_pending_call(self, call: str) -> None:
+        """Raise if a Gymnasium-style call is pending."""
         if self._calls.pending is not None:
             pending = self._calls.pending.name.lower()
             raise AlreadyPendingCallError(
@@ -549,6 +522,11 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 f"(it also collects results that arrived after a timeout)",
                 pending,
             )
+
+    def _check_can_start(self, call: str) -> None:
+        """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`)."""
+        self._check_usable(call)
+        self._check_no_pending_call(call)
         if self._pool_mode.active():
             raise AlreadyPendingCallError(
                 f"{call} was called while envs {self._pool_mode.busy_envs()} are in pool mode; "

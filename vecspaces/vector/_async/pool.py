@@ -200,6 +200,21 @@ class WorkerPool:
             info.append({"worker": w, "pid": pid, "envs": list(self.slices[w]), "alive": alive, "rss": rss})
         return info
 
+    def close(self, grace: float, terminate: bool) -> None:
+        """Let pending commands finish and send every worker ``CLOSE`` (``grace`` seconds each), then :meth:`stop`.
+
+        With ``terminate`` (or a broken pool) the polite steps are skipped and the workers are stopped at once.
+        """
+        if not terminate and self.broken is None:
+            try:
+                self.collect(self.idle, "close", grace)
+                for w in self.all_workers:
+                    self.dispatch(w, Command.CLOSE)
+                self.collect(self.idle, "close", grace)
+            except Exception:
+                pass  # closing must finish; whatever failed, the escalation in stop() ends the workers
+        self.stop(0.0 if terminate else grace)
+
     def stop(self, grace: float) -> None:
         """Stop every worker process (see :func:`stop_processes`) and close the pipes."""
         stop_processes(self.processes, grace)
