@@ -21,7 +21,7 @@ through the pipes while every other leaf stays in shared memory (:meth:`SharedSt
 actions that way).
 
 Each part is one ``multiprocessing`` array without a lock: who may touch what, and when, is decided by the
-command/done semaphores (see ``vecspaces.vector.async_vector_env``), never by a lock.
+command/done semaphores (see the data flow in ``vecspaces.vector._async``), never by a lock.
 """
 
 from __future__ import annotations
