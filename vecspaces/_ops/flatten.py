@@ -26,7 +26,6 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.arguments import no_kernel
-from vecspaces._ops.arguments import not_a_space as not_a_space  # for vecspaces.vector until it imports arguments
 from vecspaces._ops.dispatch import convert_if_gymnasium
 
 if TYPE_CHECKING:  # the same API: type checkers check registrations as for functools

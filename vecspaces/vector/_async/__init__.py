@@ -29,11 +29,12 @@ and errors, and the arguments of reset, call and set_attr. With ``shared_memory=
 through the pipe instead.
 
 The pieces, each with one job: ``options`` checks the constructor's options; ``shared`` lays out the shared
-memory; ``pool`` starts, commands, waits for and restarts the worker processes (``worker`` is their side, and
-``EnvSlice`` steps a slice of envs there or in the main process); ``calls`` runs the Gymnasium-style call in
-progress; ``actions`` writes a batch of actions; ``observations`` reads the batch of observations and owns
-``copy``; ``pool_mode`` holds the state of ``send``/``recv``. ``vecspaces.vector.async_vector_env`` is the
-Gymnasium-facing facade over them.
+memory; ``pool`` starts, commands, waits for and restarts the worker processes (``worker`` is their side,
+``env_slice`` steps a slice of envs there or in the main process, ``writers`` write its observations into shared
+memory); ``calls`` runs the Gymnasium-style call in progress; ``actions`` writes a batch of actions;
+``observations`` reads the batch of observations and owns ``copy`` (``lending`` lends spare buffers, ``copies``
+copies); ``pool_mode`` holds the state of ``send``/``recv``; ``waiting`` polls or blocks.
+``vecspaces.vector.async_vector_env`` is the Gymnasium-facing facade over them.
 
 Failure semantics:
 

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.batch import check_batch_size
+from vecspaces._ops.arguments import check_batch_size
 from vecspaces._ops.memory_nodes import (
     ArrayLeaf,
     DictNode,

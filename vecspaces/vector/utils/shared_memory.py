@@ -33,8 +33,7 @@ import multiprocessing
 from functools import singledispatch
 from typing import Any
 
-from vecspaces._ops.batch import check_batch_size
-from vecspaces._ops.flatten import not_a_space
+from vecspaces._ops.arguments import check_batch_size, not_a_space
 from vecspaces._ops.memory_nodes import format_path
 from vecspaces._ops.support import VARIABLE_SIZE
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
