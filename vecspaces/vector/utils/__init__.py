@@ -2,9 +2,9 @@
 
 A drop-in replacement for ``gymnasium.vector.utils``. The batching functions are ``functools.singledispatch``
 functions; see ``vecspaces._ops.support`` for the one rule that custom spaces follow and the table of which
-operation supports which space kind (``vecspaces._kernels.support.render_support_table()`` prints it). The shared-memory functions
-are built on a layout compiled once per space (:class:`SharedLayout`, bound to a buffer as
-:class:`SharedBatch`); see ``vecspaces.vector.utils.shared_memory`` for how they differ from Gymnasium's.
+operation supports which space kind (``vecspaces._kernels.support.render_support_table()`` prints it). The
+shared-memory functions are built on a layout compiled once per space (:class:`SharedLayout`, bound to a buffer
+as :class:`SharedBatch`); see ``vecspaces.vector.utils.shared_memory`` for how they differ from Gymnasium's.
 """
 
 from vecspaces._ops.batch import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
