@@ -6,13 +6,46 @@ backends cannot disagree on autoreset semantics.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
 
-from vecspaces.error import EpisodeEndedError, message
+from vecspaces.error import EpisodeEndedError, InvalidTypeError, message, show
 from vecspaces.vector.vector_env import AutoresetMode
 
-__all__ = ["EnvRunner"]
+__all__ = ["EnvRunner", "build_env"]
+
+# What every backend calls on a sub-env (duck typing: a gymnasium.Env has them all).
+ENV_ATTRIBUTES = ("observation_space", "action_space", "reset", "step", "close")
+
+
+def build_env(env_fn: Callable[[], Any], index: int) -> Any:
+    """Call the factory of env ``index`` and check that what it returned is an env.
+
+    Raises:
+        InvalidTypeError: the factory returned something without an env's attributes (None, a number, a class...).
+
+    Example:
+        >>> build_env(lambda: None, 3)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vecspaces.error.InvalidTypeError: env_fns[3] did not return an env, expected an object with ...
+    """
+    env = env_fn()
+    missing = [name for name in ENV_ATTRIBUTES if not hasattr(env, name)]
+    if missing or isinstance(env, type):
+        raise InvalidTypeError(
+            message(
+                f"env_fns[{index}] did not return an env",
+                expected=f"an object with {', '.join(ENV_ATTRIBUTES)} (a gymnasium.Env, for one)",
+                got=f"the class {env.__qualname__}"
+                if isinstance(env, type)
+                else f"{show(env)}, which has no {', '.join(missing)}",
+                fix="make each factory return a new env, e.g. lambda: gymnasium.make('CartPole-v1')",
+            )
+        )
+    return env
+
 
 StepResult = tuple[Any, Any, Any, Any, dict[str, Any]]
 

@@ -38,6 +38,7 @@ from vecspaces.vector._async.protocol import Command, Reply
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import WorkerConfig, describe, run_worker
 from vecspaces.vector._gymnasium_facing import brought_gymnasium
+from vecspaces.vector._runner import build_env
 from vecspaces.vector._spaces import (
     ObservationMode,
     as_vecspaces_observation_mode,
@@ -172,7 +173,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         spaces come from one env built here and closed at once, as Gymnasium does. When the main process steps
         envs itself, that env is its env 0.
         """
-        probe = self.env_fns[0]()
+        probe = build_env(self.env_fns[0], 0)
+        local_envs = [probe]
         try:
             observation = as_vecspaces_space(probe.observation_space, "env 0 observation_space")
             action = as_vecspaces_space(probe.action_space, "env 0 action_space")
@@ -181,12 +183,15 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
             self.metadata = dict(getattr(probe, "metadata", {}))
             self.render_mode = getattr(probe, "render_mode", None)
-            local_envs = [probe] + [fn() for fn in self.env_fns[1:local]] if local else []
+            for index in range(1, local):
+                local_envs.append(build_env(self.env_fns[index], index))
         except BaseException:
-            probe.close()
+            for env in local_envs:
+                env.close()
             raise
         if not local:
             probe.close()
+            local_envs = []
         self.metadata["autoreset_mode"] = self.autoreset_mode
         if isinstance(observation_mode, tuple):
             observation = observation_mode[1]

@@ -13,7 +13,7 @@ from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
 from vecspaces.vector._gymnasium_facing import brought_gymnasium
-from vecspaces.vector._runner import EnvRunner
+from vecspaces.vector._runner import EnvRunner, build_env
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, as_vecspaces_space, resolve_spaces
 from vecspaces.vector.infos import add_info
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
@@ -56,7 +56,13 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
         pair = observation_mode if isinstance(observation_mode, tuple) else ()
         observation_mode = as_vecspaces_observation_mode(observation_mode)
-        self.envs = [fn() for fn in self.env_fns]
+        self.envs: list[Any] = []
+        try:
+            for index, fn in enumerate(self.env_fns):
+                self.envs.append(build_env(fn, index))
+        except BaseException:
+            self.close_extras()  # the envs built so far
+            raise
         self.num_envs = len(self.envs)
         self._runners = [EnvRunner(env, index, self.autoreset_mode) for index, env in enumerate(self.envs)]
 

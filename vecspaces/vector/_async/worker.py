@@ -22,6 +22,7 @@ from vecspaces.vector._async.env_slice import EnvSlice
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import AdaptiveSpin, acquire
+from vecspaces.vector._runner import build_env
 from vecspaces.vector.vector_env import AutoresetMode
 
 __all__ = ["WorkerConfig", "describe", "run_worker"]
@@ -71,7 +72,7 @@ def run_worker(config: WorkerConfig) -> None:
     envs: list[Any] = []
     try:
         for env_fn in pickle.loads(config.env_fns):
-            envs.append(env_fn())
+            envs.append(build_env(env_fn, config.env_indices[len(envs)]))
         connection.send(("ready", [describe(env) for env in envs]))
     except BaseException as error:
         index = config.env_indices[len(envs)] if len(envs) < len(config.env_indices) else None
