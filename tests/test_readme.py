@@ -34,6 +34,7 @@ def test_ci_runs_the_readme_commands() -> None:
 @pytest.mark.timeout(300)
 def test_readme_python_examples_run() -> None:
 
+    # ```python blocks are runnable examples; ```py blocks are excerpts (the layout section's worked example).
     blocks = re.findall(r"```python\n(.*?)\n```", (ROOT / "README.md").read_text(), flags=re.DOTALL)
     assert len(blocks) >= 2 and "# was: from gymnasium.vector import AsyncVectorEnv" in blocks[0]
     for block in blocks:
