@@ -4,8 +4,9 @@
 ``gymnasium.vector``.
 
 The package is a strict stack of layers, each importing only the ones below it (``tests/test_architecture.py``
-checks it): ``error``; the space base class and the operations' declarations (``spaces.space``, ``_ops``); the
-concrete spaces (``spaces``); their kernels (``_kernels``, registered by the import below); ``vector``.
+checks it): ``error``; the space base class and the operations' declarations (``_space``, ``_ops``); the
+concrete spaces (``spaces``); their kernels (``_kernels``, registered by the import below); ``vector``; the
+Gymnasium interop (``gymnasium``, imported only by its users).
 """
 
 import vecspaces._kernels  # noqa: F401  (registers every kind's implementations of the operations)

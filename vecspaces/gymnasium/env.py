@@ -17,6 +17,7 @@ from vecspaces._ops.gymnasium import convert_to_gymnasium
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.spaces import Dict, Graph, OneOf, Sequence, Tuple
 from vecspaces.spaces import GraphInstance as VecspacesGraphInstance
+from vecspaces.vector._runner import ENV_ATTRIBUTES  # what makes an env, as for the vector envs: duck typing
 
 try:
     import gymnasium
@@ -35,8 +36,6 @@ __all__ = ["GymnasiumEnv", "as_gymnasium_env"]
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
 
-# What makes an env here, as for the vector envs: duck typing.
-_ENV_ATTRIBUTES = ("observation_space", "action_space", "reset", "step", "close")
 _EXPECTED = (
     "an env: an object with observation_space, action_space, reset, step and close, such as a vecspaces.Env "
     "(a gymnasium.Env is returned unchanged)"
@@ -86,7 +85,7 @@ def _env_problem(env: Any) -> tuple[str, str] | None:
         return "is a class", f"pass an instance, e.g. as_gymnasium_env({env.__name__}())"
     if _is_vector_env(env):
         return "is a vector env", "adapt each sub-env instead: [lambda: as_gymnasium_env(make_env()) for _ in range(n)]"
-    missing = [name for name in _ENV_ATTRIBUTES if not hasattr(env, name)]
+    missing = [name for name in ENV_ATTRIBUTES if not hasattr(env, name)]
     if missing:
         return f"lacks {', '.join(missing)}", ""
     not_callable = [name for name in ("reset", "step", "close") if not callable(getattr(env, name))]

@@ -13,7 +13,7 @@ from typing import Any
 from vecspaces.error import EpisodeEndedError, InvalidTypeError, message, show
 from vecspaces.vector.vector_env import AutoresetMode
 
-__all__ = ["EnvRunner", "build_env"]
+__all__ = ["ENV_ATTRIBUTES", "EnvRunner", "build_env"]
 
 # What every backend calls on a sub-env (duck typing: a gymnasium.Env has them all).
 ENV_ATTRIBUTES = ("observation_space", "action_space", "reset", "step", "close")
