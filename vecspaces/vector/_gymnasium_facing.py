@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["brought_gymnasium", "gymnasium_facing"]
+__all__ = ["brought_gymnasium", "gymnasium_arguments", "gymnasium_facing"]
 
 _FACING: dict[type, type] = {}  # vector env class -> its Gymnasium-facing subclass, made once
 
@@ -35,6 +35,11 @@ def brought_gymnasium(*objects: Any) -> bool:
         return False
     kinds = (gymnasium.Env, gymnasium.spaces.Space, gymnasium.vector.AutoresetMode)
     return any(isinstance(item, kinds) for item in objects)
+
+
+def gymnasium_arguments(autoreset_mode: Any, observation_mode: Any) -> bool:
+    """Whether a vector env's ``autoreset_mode`` or ``(batched, single)`` observation spaces are Gymnasium's."""
+    return brought_gymnasium(autoreset_mode, *(observation_mode if isinstance(observation_mode, tuple) else ()))
 
 
 def gymnasium_facing(cls: type) -> type:

@@ -16,6 +16,7 @@ __all__ = [
     "as_vecspaces_observation_mode",
     "as_vecspaces_space",
     "check_observation_mode",
+    "resolve_env_spaces",
     "resolve_spaces",
 ]
 
@@ -79,6 +80,17 @@ def check_observation_mode(observation_mode: Any) -> None:
                 got=show(observation_mode),
             )
         )
+
+
+def resolve_env_spaces(
+    observation_mode: ObservationMode, observation_spaces: Sequence[Any], action_spaces: Sequence[Any]
+) -> VectorSpaces:
+    """:func:`resolve_spaces` over the sub-envs' own spaces, Gymnasium's converted (errors name the env)."""
+    return resolve_spaces(
+        observation_mode,
+        [as_vecspaces_space(space, f"env {i} observation_space") for i, space in enumerate(observation_spaces)],
+        [as_vecspaces_space(space, f"env {i} action_space") for i, space in enumerate(action_spaces)],
+    )
 
 
 def resolve_spaces(

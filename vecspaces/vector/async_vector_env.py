@@ -29,22 +29,19 @@ from vecspaces.spaces import Space
 from vecspaces.vector._arguments import seeds_per_env, split_reset_mask
 from vecspaces.vector._async import options
 from vecspaces.vector._async.actions import ActionWriter
-from vecspaces.vector._async.calls import CallCycle
-from vecspaces.vector._async.env_slice import EnvSlice
 from vecspaces.vector._async.observations import SharedObservations, observation_path
-from vecspaces.vector._async.pool import WorkerPool, stop_processes
+from vecspaces.vector._async.pool import stop_processes
 from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
 from vecspaces.vector._async.protocol import Command, Reply
-from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.worker import WorkerConfig, describe, run_worker
-from vecspaces.vector._gymnasium_facing import brought_gymnasium
-from vecspaces.vector._runner import build_env
+from vecspaces.vector._async.startup import PoolSettings, probe, start_pool
+from vecspaces.vector._async.worker import WorkerConfig, run_worker
+from vecspaces.vector._gymnasium_facing import gymnasium_arguments
 from vecspaces.vector._spaces import (
     ObservationMode,
     as_vecspaces_observation_mode,
     as_vecspaces_space,
     check_observation_mode,
-    resolve_spaces,
+    resolve_env_spaces,
 )
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
@@ -138,7 +135,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.copy = copy
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        gymnasium_arguments = brought_gymnasium(autoreset_mode, *_pair(observation_mode))
+        from_gymnasium = gymnasium_arguments(autoreset_mode, observation_mode)
         observation_mode = as_vecspaces_observation_mode(observation_mode)
         check_observation_mode(observation_mode)
         self.timeout = timeout
@@ -148,123 +145,71 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         options.check_worker(worker)
         local = options.main_process_env_count(main_process_envs, self.num_envs)
         self.num_workers = options.worker_count(num_workers, self.num_envs - local)
-        cpus = options.worker_cpus(pin_workers, self.num_workers)
         slices = [
             range(local + s.start, local + s.stop) for s in options.split_envs(self.num_envs - local, self.num_workers)
         ]
         self._worker_of = np.repeat(np.arange(-1, self.num_workers), [local] + [len(s) for s in slices])
+        settings = PoolSettings(
+            self.num_envs,
+            slices,
+            options.worker_cpus(pin_workers, self.num_workers),
+            worker or run_worker,
+            daemon,
+            DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
+            startup_timeout,
+            restart_workers,
+            shared_memory,
+            copy,
+            self.max_concurrency,
+            self.autoreset_mode,
+        )
 
-        spaces = self._probe(observation_mode, local, gymnasium_arguments)
-        pool_options = (slices, cpus, worker or run_worker, daemon, spin_seconds, startup_timeout)
-        descriptions = self._start_pool(multiprocessing.get_context(context), spaces, shared_memory, *pool_options)
+        local_envs, single_observation, single_action = self._probe(local, from_gymnasium, observation_mode)
+        started = start_pool(
+            multiprocessing.get_context(context), self.env_fns, local_envs, single_observation, single_action, settings
+        )
+        self._memory, self._local, self._calls, self._pool = started.memory, started.local, started.calls, started.pool
+        self._control = self._memory.control()
+        self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
         self.closed = False
         try:
-            self._prepare_batches(observation_mode, descriptions, copy)
+            self._prepare_batches(observation_mode, started.descriptions)
         except BaseException:
             self.close(terminate=True)
             raise
 
     def _probe(
-        self, observation_mode: ObservationMode, local: int, gymnasium_arguments: bool
-    ) -> tuple[Space[Any], Space[Any], list[Any]]:
-        """Read the spaces and metadata from env 0, built here; return the spaces and the main process's envs.
-
-        The shared memory must exist before the workers start (spawn can only hand it over at start), so the
-        spaces come from one env built here and closed at once, as Gymnasium does. When the main process steps
-        envs itself, that env is its env 0.
-        """
-        probe = build_env(self.env_fns[0], 0)
-        local_envs = [probe]
+        self, local: int, from_gymnasium: bool, observation_mode: ObservationMode
+    ) -> tuple[list[Any], Space[Any], Space[Any]]:
+        """Build env 0 here for its spaces and metadata (see ``startup``); return the main process's envs, spaces."""
+        local_envs = probe(self.env_fns, local)
+        first = local_envs[0]
         try:
-            observation = as_vecspaces_space(probe.observation_space, "env 0 observation_space")
-            action = as_vecspaces_space(probe.action_space, "env 0 action_space")
-            self._gymnasium_user = gymnasium_arguments or brought_gymnasium(
-                probe, probe.observation_space, probe.action_space
-            )
-            self.metadata = dict(getattr(probe, "metadata", {}))
-            self.render_mode = getattr(probe, "render_mode", None)
-            for index in range(1, local):
-                local_envs.append(build_env(self.env_fns[index], index))
+            self._gymnasium_user = self._read_first_env(first, from_gymnasium)
+            single_observation = as_vecspaces_space(first.observation_space, "env 0 observation_space")
+            single_action = as_vecspaces_space(first.action_space, "env 0 action_space")
         except BaseException:
             for env in local_envs:
                 env.close()
             raise
         if not local:
-            probe.close()
+            first.close()
             local_envs = []
-        self.metadata["autoreset_mode"] = self.autoreset_mode
         if isinstance(observation_mode, tuple):
-            observation = observation_mode[1]
-        return observation, action, local_envs
+            single_observation = observation_mode[1]
+        return local_envs, single_observation, single_action
 
-    def _start_pool(
-        self,
-        context: Any,
-        probed: tuple[Space[Any], Space[Any], list[Any]],
-        shared_memory: bool,
-        slices: list[range],
-        cpus: list[int | None],
-        worker: Callable[[WorkerConfig], None],
-        daemon: bool,
-        spin_seconds: float | None,
-        startup_timeout: float,
-    ) -> list[dict[str, Any]]:
-        """Lay out the shared memory, start the workers; return every env's description, the main process's first."""
-        single_observation, single_action, local_envs = probed
-        self._memory = SharedStepMemory(
-            context,
-            single_observation,
-            single_action,
-            self.num_envs,
-            self.num_workers,
-            shared_memory,
-            self.copy,
-            self.max_concurrency,
-        )
-        self._control = self._memory.control()
-        local = len(local_envs)
-        self._local = (
-            EnvSlice(range(local), local_envs, self.autoreset_mode, self._memory, self.num_workers) if local else None
-        )
-        self._calls = calls = CallCycle(self._local, self.num_envs)
-        self._pool = calls.pool = WorkerPool(
-            context,
-            self.env_fns,
-            slices,
-            self._memory,
-            self.autoreset_mode,
-            daemon,
-            worker,
-            DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
-            cpus,
-            self.restart_workers,
-            calls.on_reply,
-        )
-        self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
-        try:
-            return [describe(env) for env in local_envs] + self._pool.start(range(self.num_workers), startup_timeout)
-        except BaseException:
-            if self._local is not None:
-                self._local.close()
-            raise
-
-    def _prepare_batches(
-        self, observation_mode: ObservationMode, descriptions: list[dict[str, Any]], copy: bool
-    ) -> None:
+    def _prepare_batches(self, observation_mode: ObservationMode, descriptions: list[dict[str, Any]]) -> None:
         """Decide the batched spaces from the envs' descriptions, and how batches are read and written."""
-        spaces = resolve_spaces(
+        spaces = resolve_env_spaces(
             observation_mode,
-            [
-                as_vecspaces_space(d["observation_space"], f"env {i} observation_space")
-                for i, d in enumerate(descriptions)
-            ],
-            [as_vecspaces_space(d["action_space"], f"env {i} action_space") for i, d in enumerate(descriptions)],
+            [d["observation_space"] for d in descriptions],
+            [d["action_space"] for d in descriptions],
         )
         self._spaces = spaces
         self._show_spaces(spaces, self._gymnasium_user)
-
         self._observations = observation_path(
-            spaces.single_observation_space, spaces.observation_space, self._memory, self.num_envs, copy
+            spaces.single_observation_space, spaces.observation_space, self._memory, self.num_envs, self.copy
         )
         self._actions = ActionWriter(self._memory, spaces, self._worker_of)
         self._pool_mode = PoolMode(
@@ -549,11 +494,6 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             name = command.name.lower()
             raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
         return self._calls.finish(command, call, self._timeout(timeout))
-
-
-def _pair(observation_mode: Any) -> tuple[Any, ...]:
-    """The spaces of an explicit ``(batched, single)`` observation mode, else nothing."""
-    return observation_mode if isinstance(observation_mode, tuple) else ()
 
 
 def _ignore_reply(w: int, command: Command, reply: Reply | None) -> None:

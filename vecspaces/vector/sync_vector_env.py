@@ -12,9 +12,9 @@ import numpy.typing as npt
 from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
-from vecspaces.vector._gymnasium_facing import brought_gymnasium
+from vecspaces.vector._gymnasium_facing import gymnasium_arguments
 from vecspaces.vector._runner import EnvRunner, build_env
-from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, as_vecspaces_space, resolve_spaces
+from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, resolve_env_spaces
 from vecspaces.vector.infos import add_info
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
@@ -54,7 +54,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.copy = copy
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        pair = observation_mode if isinstance(observation_mode, tuple) else ()
+        from_gymnasium = gymnasium_arguments(autoreset_mode, observation_mode)
         observation_mode = as_vecspaces_observation_mode(observation_mode)
         self.envs: list[Any] = []
         try:
@@ -66,18 +66,9 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.num_envs = len(self.envs)
         self._runners = [EnvRunner(env, index, self.autoreset_mode) for index, env in enumerate(self.envs)]
 
-        first = self.envs[0]
-        gymnasium_user = brought_gymnasium(autoreset_mode, *pair, first, first.observation_space, first.action_space)
-        self.metadata = dict(getattr(first, "metadata", {}))
-        self.metadata["autoreset_mode"] = self.autoreset_mode
-        self.render_mode = getattr(self.envs[0], "render_mode", None)
-        spaces = resolve_spaces(
-            observation_mode,
-            [
-                as_vecspaces_space(env.observation_space, f"env {i} observation_space")
-                for i, env in enumerate(self.envs)
-            ],
-            [as_vecspaces_space(env.action_space, f"env {i} action_space") for i, env in enumerate(self.envs)],
+        gymnasium_user = self._read_first_env(self.envs[0], from_gymnasium)
+        spaces = resolve_env_spaces(
+            observation_mode, [env.observation_space for env in self.envs], [env.action_space for env in self.envs]
         )
         self._spaces = spaces
         self._show_spaces(spaces, gymnasium_user)

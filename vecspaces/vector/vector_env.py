@@ -12,7 +12,7 @@ import numpy.typing as npt
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.spaces import to_gymnasium
 from vecspaces.spaces.space import Space, make_rng
-from vecspaces.vector._gymnasium_facing import gymnasium_facing
+from vecspaces.vector._gymnasium_facing import brought_gymnasium, gymnasium_facing
 
 if TYPE_CHECKING:
     from vecspaces.vector._spaces import VectorSpaces
@@ -193,6 +193,20 @@ class SubEnvsVectorEnv(VectorEnv[ObsType, ActType, ArrayType]):
 
     As in Gymnasium, ``np_random`` and ``np_random_seed`` give one value per sub-env.
     """
+
+    autoreset_mode: AutoresetMode
+
+    def _read_first_env(self, env: Any, gymnasium_arguments: bool) -> bool:
+        """Take ``metadata`` and ``render_mode`` from the first sub-env; return whether the user brought Gymnasium.
+
+        Args:
+            env: the first sub-env.
+            gymnasium_arguments: whether the constructor's own arguments were Gymnasium's.
+        """
+        self.metadata = dict(getattr(env, "metadata", {}))
+        self.metadata["autoreset_mode"] = self.autoreset_mode
+        self.render_mode = getattr(env, "render_mode", None)
+        return gymnasium_arguments or brought_gymnasium(env, env.observation_space, env.action_space)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name``."""

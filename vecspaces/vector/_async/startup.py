@@ -1,0 +1,117 @@
+"""What AsyncVectorEnv does once, before its first call: build the envs it needs here, start the workers.
+
+The shared memory must exist before the workers start (spawn can only hand it over at start), so the spaces
+come from one env built in the main process (:func:`probe`), as Gymnasium does; when the main process steps
+envs itself (``main_process_envs``), that env is its env 0. :func:`start_pool` then lays out the memory and
+starts the workers, which describe their envs back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vecspaces.spaces import Space
+from vecspaces.vector._async.calls import CallCycle
+from vecspaces.vector._async.env_slice import EnvSlice
+from vecspaces.vector._async.pool import WorkerPool
+from vecspaces.vector._async.shared import SharedStepMemory
+from vecspaces.vector._async.worker import WorkerConfig, describe
+from vecspaces.vector._runner import build_env
+from vecspaces.vector.vector_env import AutoresetMode
+
+__all__ = ["PoolSettings", "StartedPool", "probe", "start_pool"]
+
+
+def probe(env_fns: list[Callable[[], Any]], local: int) -> list[Any]:
+    """Build env 0 and the rest of the first ``local`` envs here; return them (env 0 first, even if ``local`` is 0).
+
+    If one fails, the envs built so far are closed before the error goes on.
+    """
+    envs = [build_env(env_fns[0], 0)]
+    try:
+        for index in range(1, local):
+            envs.append(build_env(env_fns[index], index))
+    except BaseException:
+        for env in envs:
+            env.close()
+        raise
+    return envs
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """The checked options of the worker pool (see ``AsyncVectorEnv``'s arguments)."""
+
+    num_envs: int
+    slices: list[range]
+    cpus: list[int | None]
+    worker: Callable[[WorkerConfig], None]
+    daemon: bool
+    spin_seconds: float
+    startup_timeout: float
+    restart: bool
+    shared_memory: bool
+    copy: bool
+    max_concurrency: int | None
+    autoreset_mode: AutoresetMode
+
+
+@dataclass(frozen=True)
+class StartedPool:
+    """The pieces :func:`start_pool` made, and every env's description (the main process's envs first)."""
+
+    memory: SharedStepMemory
+    local: EnvSlice | None
+    calls: CallCycle
+    pool: WorkerPool
+    descriptions: list[dict[str, Any]]
+
+
+def start_pool(
+    context: Any,
+    env_fns: list[Callable[[], Any]],
+    local_envs: list[Any],
+    single_observation: Space[Any],
+    single_action: Space[Any],
+    settings: PoolSettings,
+) -> StartedPool:
+    """Lay out the shared memory and start the workers; the main process's ``local_envs`` join as one slice.
+
+    If the workers fail to start, they are stopped and the local envs closed before the error goes on.
+    """
+    num_workers = len(settings.slices)
+    memory = SharedStepMemory(
+        context,
+        single_observation,
+        single_action,
+        settings.num_envs,
+        num_workers,
+        settings.shared_memory,
+        settings.copy,
+        settings.max_concurrency,
+    )
+    local = len(local_envs)
+    local_slice = EnvSlice(range(local), local_envs, settings.autoreset_mode, memory, num_workers) if local else None
+    calls = CallCycle(local_slice, settings.num_envs)
+    pool = calls.pool = WorkerPool(
+        context,
+        env_fns,
+        settings.slices,
+        memory,
+        settings.autoreset_mode,
+        settings.daemon,
+        settings.worker,
+        settings.spin_seconds,
+        settings.cpus,
+        settings.restart,
+        calls.on_reply,
+    )
+    try:
+        descriptions = [describe(env) for env in local_envs] + pool.start(range(num_workers), settings.startup_timeout)
+    except BaseException:
+        if local_slice is not None:
+            local_slice.close()
+        raise
+    return StartedPool(memory, local_slice, calls, pool, descriptions)
