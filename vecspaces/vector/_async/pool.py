@@ -36,7 +36,7 @@ import cloudpickle
 import psutil
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
-from vecspaces.vector._async.protocol import Command, Reply, rebuild_error
+from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import TrialSpin, poll
 from vecspaces.vector._async.worker import WorkerConfig
@@ -351,7 +351,7 @@ class WorkerPool:
                 self.on_reply(w, command, None)
                 continue
             try:
-                reply = self._read_reply(w)
+                reply = self._read_reply(w, command)
             except _DiedSending:
                 # Restarting: the new worker ran the command again and its results were delivered.
                 self._handle_death(w, "sending its reply", command)
@@ -359,16 +359,16 @@ class WorkerPool:
             self.on_reply(w, command, reply)
         return len(ready)
 
-    def _read_reply(self, w: int) -> Reply:
+    def _read_reply(self, w: int, command: Command) -> Reply:
         connection = self.connections[w]
         while not connection.poll(WAIT_SLICE_SECONDS):
             if not self.processes[w].is_alive():
                 raise _DiedSending
         try:
-            reply: Reply = pickle.loads(connection.recv_bytes())
+            data = connection.recv_bytes()
         except (EOFError, OSError):  # it died in the middle of the message
             raise _DiedSending from None
-        return reply
+        return load_reply(data, self.slices[w], command.name.lower())
 
     def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> None:
         """Take one completion count, first paying counts owed for workers already taken."""
@@ -467,7 +467,7 @@ class WorkerPool:
         if not self.control.has_reply[w]:
             return Reply()
         try:
-            return self._read_reply(w)
+            return self._read_reply(w, command)
         except _DiedSending:
             raise died_again() from None
 

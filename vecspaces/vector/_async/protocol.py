@@ -18,6 +18,7 @@ __all__ = [
     "Reply",
     "add_note",
     "capture_error",
+    "load_reply",
     "rebuild_error",
 ]
 
@@ -99,6 +100,21 @@ class Reply:
 
     def __bool__(self) -> bool:
         return bool(self.results or self.infos or self.variable or self.errors)
+
+
+def load_reply(data: bytes, envs: range, activity: str) -> Reply:
+    """Unpickle a worker's reply; a reply that fails to unpickle becomes an error of its envs instead of raising.
+
+    Args:
+        data: the pickled reply, as the worker sent it.
+        envs: the envs of the worker that sent it.
+        activity: what the worker was doing, for the error.
+    """
+    try:
+        reply: Reply = pickle.loads(data)
+    except Exception as error:
+        return Reply(errors=[capture_error(error, envs.start, f"{activity} (unpickling its reply)")])
+    return reply
 
 
 def capture_error(error: BaseException, env_index: int | None, command: str) -> EnvError:
