@@ -236,3 +236,25 @@ class SleepyEnv(CountdownEnv):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         return self._timed(super().step(action))  # type: ignore[return-value]
+
+
+class TickEnv(Env[Any, Any]):
+    """Observation = steps taken since the last reset, reward = the action; the info of odd steps says the count.
+
+    So steps alternate between the pool's fast path (no reply) and its general one (a reply with infos).
+    """
+
+    observation_space = Box(0, 1_000_000, (1,), np.int64)
+    action_space = Discrete(10)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.count = 0
+        return np.array([self.count]), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self.count += 1
+        return np.array([self.count]), float(action), False, False, {"tick": self.count} if self.count % 2 else {}

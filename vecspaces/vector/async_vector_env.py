@@ -6,11 +6,12 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +19,7 @@ import numpy.typing as npt
 from vecspaces.error import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
+    Error,
     InvalidTypeError,
     InvalidValueError,
     NoAsyncCallError,
@@ -27,7 +29,7 @@ from vecspaces.error import (
 )
 from vecspaces.spaces import Space
 from vecspaces.vector._arguments import seeds_per_env, split_reset_mask
-from vecspaces.vector._async import options
+from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool import stop_processes
@@ -53,6 +55,27 @@ DEFAULT_MAX_SPIN_SECONDS = 1e-3
 _RESERVED_CALLS = ("reset", "step", "close")
 
 StepResult = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def _deferring_signals(method: Method) -> Method:
+    """Run ``method`` with signal handlers deferred to its end or to a wait (see ``_async.interrupts``).
+
+    A call that something else than a vecspaces error ends while it is pending (a Ctrl-C, a signal handler
+    that raises) is abandoned: nobody is going to collect it, so the next call does (``*_wait`` still can).
+    """
+
+    @functools.wraps(method)
+    def deferring(self: AsyncVectorEnv, *args: Any, **kwargs: Any) -> Any:
+        with interrupts.deferred():
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException as error:
+                if not isinstance(error, Error) and not self.closed and self._calls.pending is not None:
+                    self._calls.abandoned = True
+                raise
+
+    return deferring  # type: ignore[return-value]
 
 
 class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
@@ -170,7 +193,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         )
         self._memory, self._local, self._calls, self._pool = started.memory, started.local, started.calls, started.pool
         self._control = self._memory.control()
-        self._finalizer = weakref.finalize(self, stop_processes, self._pool.processes, 0.0)
+        self._finalizer = weakref.finalize(self, _release, self._pool.processes)
+        interrupts.watch()
         self.closed = False
         try:
             self._prepare_batches(observation_mode, started.descriptions)
@@ -216,7 +240,6 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._calls.errors
         )
         self._calls.observations = self._observations
-        self._calls.pool_mode = self._pool_mode
         self._all_envs = range(self.num_envs)
         # Where step() writes actions when it can take its shortest path (see _step_plainly), else None.
         plain = (
@@ -233,6 +256,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """How many times a dead worker was restarted."""
         return self._pool.restarts
 
+    @_deferring_signals
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
@@ -240,6 +264,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.reset_async(seed=seed, options=options)
         return self.reset_wait()
 
+    @_deferring_signals
     def reset_async(self, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> None:
         """Send the reset command to the workers.
 
@@ -262,6 +287,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             },
         )
 
+    @_deferring_signals
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """Wait for the reset to finish and return the batched observation and infos.
 
@@ -271,6 +297,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         replies = self._finish(Command.RESET, "reset_wait", timeout)
         return self._observations.result(), self._calls.infos(replies)
 
+    @_deferring_signals
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
         view = self._plain_action_view
@@ -301,11 +328,13 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             return self.step_wait(
                 None if self.timeout is None else max(0.0, self.timeout - (time.monotonic() - started))
             )
+        interrupts.checkpoint()  # a Ctrl-C that came during the wait is raised before the results are taken
         self._calls.pending = None
         observations = self._observations
         observations.settle(())
         return self._step_result(observations.result(), {})
 
+    @_deferring_signals
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
         self._check_can_start("step_async")
@@ -313,6 +342,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._observations.choose()
         self._calls.start(Command.STEP, arguments)
 
+    @_deferring_signals
     def step_wait(self, timeout: float | None = None) -> StepResult:
         """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``.
 
@@ -327,11 +357,13 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         control = self._control
         return observations, control.rewards.copy(), control.terminations.copy(), control.truncations.copy(), infos
 
+    @_deferring_signals
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env; plain attributes are returned. One result per env."""
         self.call_async(name, *args, **kwargs)
         return self.call_wait()
 
+    @_deferring_signals
     def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
         """Send ``call(name, *args, **kwargs)`` to the workers."""
         self._check_can_start("call_async")
@@ -346,16 +378,19 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         self._calls.start(Command.CALL, {w: (name, args, kwargs) for w, _ in self._calls.slices()})
 
+    @_deferring_signals
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for a call to finish and return one result per env."""
         return self._calls.results(self._finish(Command.CALL, "call_wait", timeout))
 
+    @_deferring_signals
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name``. Unlike Gymnasium, a callable attribute is returned, not called."""
         self._check_can_start("get_attr")
         self._calls.start(Command.GET_ATTR, {w: name for w, _ in self._calls.slices()})
         return self._calls.results(self._finish(Command.GET_ATTR, "get_attr", None))
 
+    @_deferring_signals
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every sub-env.
 
@@ -387,16 +422,21 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             terminate: skip the polite steps and terminate the workers at once.
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
-        self._pool.close(1.0 if timeout is None else timeout, terminate)
-        self._finalizer.detach()
+        try:
+            with interrupts.deferred():
+                self._pool.close(1.0 if timeout is None else timeout, terminate)
+        except BaseException:
+            self._pool.stop(0.0)  # interrupted while waiting politely: no worker may outlive close()
+            raise
+        finally:
+            self._finalizer.detach()
+            interrupts.unwatch()
         if self._local is not None:
             self._local.close()
-        # The pool calls back into this object: break the cycle so the shared memory is freed right away,
-        # not at the next garbage collection (views the caller still holds keep their buffers alive).
-        self._pool.on_reply = _ignore_reply
 
     # -- pool mode -----------------------------------------------------------------------------------------
 
+    @_deferring_signals
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Step the envs ``env_ids`` (default: all) with ``actions``, without waiting for them.
 
@@ -429,6 +469,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         self._pool_mode.send(actions, env_ids)
 
+    @_deferring_signals
     def recv(self, timeout: float | None = None) -> RecvResult:
         """Wait for the first ``batch_size`` envs to finish their step and return their results.
 
@@ -474,8 +515,12 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
 
     def _check_can_start(self, call: str) -> None:
-        """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`)."""
+        """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`).
+
+        An abandoned call (see :func:`_deferring_signals`) is collected first.
+        """
         self._check_usable(call)
+        self._calls.drop_abandoned(self.timeout)
         self._check_no_pending_call(call)
         if self._pool_mode.active():
             raise AlreadyPendingCallError(
@@ -496,5 +541,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         return self._calls.finish(command, call, self._timeout(timeout))
 
 
-def _ignore_reply(w: int, command: Command, reply: Reply | None) -> None:
-    """The pool's reply handler after close."""
+def _release(processes: list[Any]) -> None:
+    """What an AsyncVectorEnv that was never closed leaves behind: its workers, its wrapped signal handlers."""
+    stop_processes(processes, 0.0)
+    interrupts.unwatch()

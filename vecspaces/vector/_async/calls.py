@@ -1,9 +1,12 @@
 """The Gymnasium-style call in progress (``reset``, ``step``, ``call``, ``get_attr``, ``set_attr``).
 
 A call starts by giving its command to every worker (:meth:`CallCycle.start`) and finishes when every worker
-has answered (:meth:`CallCycle.finish`). The envs the main process steps itself (``main_process_envs``) run at
-the finish, while the workers run theirs. Replies arrive through :meth:`CallCycle.on_reply`, which the worker
-pool calls as workers finish; a reply to a pool-mode step goes to ``pool_mode`` instead.
+has answered (:meth:`CallCycle.finish`), taking their replies from the pool. The envs the main process steps
+itself (``main_process_envs``) run at the finish, while the workers run theirs.
+
+A synchronous call (``step``, ``reset``, ...) that an interrupt ends while it is pending is *abandoned*: its
+results were never returned, so the next call collects and drops them before it starts, while ``*_wait`` still
+collects them if called instead (see :meth:`CallCycle.drop_abandoned`).
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
+from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
-from vecspaces.vector._async.pool_mode import PoolMode, raise_env_errors
+from vecspaces.vector._async.pool_mode import raise_env_errors
 from vecspaces.vector._async.protocol import Command, EnvError, Reply
 from vecspaces.vector.infos import add_info
 
@@ -36,18 +40,17 @@ class CallCycle:
         local: the envs the main process steps itself, or None.
         num_envs: how many envs in all.
 
-    ``pool``, ``observations`` and ``pool_mode`` are set once they exist (the pool is given this object's
-    :meth:`on_reply` when it is built).
+    ``pool`` and ``observations`` are set once they exist.
     """
 
     pool: WorkerPool
     observations: ObservationPath
-    pool_mode: PoolMode
 
     def __init__(self, local: EnvSlice | None, num_envs: int) -> None:
         self.local = local
         self.num_envs = num_envs
         self.pending: Command | None = None
+        self.abandoned = False  # the pending call's caller was interrupted: nobody will collect it
         self.not_reset: list[int] = []  # the envs the pending reset leaves as they are
         self.replies: dict[int, Reply] = {}
         self.errors: list[EnvError] = []  # shared with pool mode
@@ -62,6 +65,7 @@ class CallCycle:
         """Give ``command`` to every worker with its arguments, if any; the main process's envs run at the finish."""
         self.replies = {}
         self.pending = command
+        self.abandoned = False
         pool = self.pool
         if not arguments:
             pool.dispatch_all(command)
@@ -85,9 +89,12 @@ class CallCycle:
             local_command, local_arguments = self._local_pending
             self._local_pending = None
             assert self.local is not None
-            self.on_reply(LOCAL, local_command, self.local.handle(local_command, local_arguments))
+            self._receive(LOCAL, self.local.handle(local_command, local_arguments))
         pool = self.pool
         pool.collect_all(call, timeout)
+        checkpoint()  # a Ctrl-C that came during the wait is raised before the results are taken, not after
+        for w, (_, reply) in pool.inflight.take_done().items():
+            self._receive(w, reply)
         self.pending = None
         replies, self.replies = self.replies, {}
         if command in _WRITES_OBSERVATIONS:
@@ -102,16 +109,24 @@ class CallCycle:
         raise_env_errors(self.errors)
         return replies
 
-    def on_reply(self, w: int, command: Command, reply: Reply | None) -> None:
-        """Take worker ``w``'s reply to ``command`` (None: the worker had nothing to say)."""
-        if reply is not None:
-            for index, values in reply.variable.items():
-                self.observations.receive(index, values)
-            self.errors.extend(reply.errors)
-        if self.pending is None and self.pool_mode.on_reply(w, reply):
+    def drop_abandoned(self, timeout: float | None) -> None:
+        """Finish an abandoned call and drop its results, so that a new call can start.
+
+        Raises:
+            Exception: an env error of the abandoned call (the call is over all the same).
+            WaitTimeoutError: ``timeout`` passed first; the abandoned call stays pending.
+        """
+        if self.pending is not None and self.abandoned:
+            self.finish(self.pending, f"{self.pending.name.lower()} (interrupted before)", timeout)
+
+    def _receive(self, w: int, reply: Reply | None) -> None:
+        """Take worker ``w``'s reply (None: the worker had nothing to say)."""
+        if reply is None:
             return
-        if reply is not None:
-            self.replies[w] = reply
+        for index, values in reply.variable.items():
+            self.observations.receive(index, values)
+        self.errors.extend(reply.errors)
+        self.replies[w] = reply
 
     def infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
         """The batched infos of the replies, in env order."""

@@ -5,22 +5,15 @@ command code into ``control.commands[w]``, releases ``command_ready[w]`` and sen
 any) through the pipe. When the worker is done it sets ``control.finished[w]``, releases the one
 ``completions`` semaphore shared by all workers, and only then sends its reply (if ``control.has_reply[w]``).
 
-A worker, as the main process sees it, is in one of three states::
-
-    idle --dispatch--> busy (in ``busy``, with its command) --finished[w] set--> finished --taken--> idle
-    busy --its process died--> restarted with its command redone (then taken), or the pool broken
-
-"Taken" means: its flag cleared, its reply (if any) read and handed to ``on_reply``. Each finished worker also
-owes the main process one ``completions`` count. Flags and counts are not taken in one step: a wait may see a
-flag before the count has arrived, or take a count while the flag is still unseen. ``_owed`` keeps the
-difference (counts of taken workers not yet acquired, minus counts acquired ahead of their flags), so every
-count is acquired exactly once and the semaphore never drifts.
+What each worker is doing, as the main process sees it, is the state machine in ``inflight``.
 
 The main process waits on ``completions`` (polling first, see ``waiting``), then takes the finished workers.
 It blocks in slices of ``WAIT_SLICE_SECONDS`` and checks after each that the busy workers are alive, so a dead
 worker is noticed promptly instead of hanging the pool. Three waits share this: :meth:`WorkerPool.collect`
-(until a condition holds, e.g. pool mode's batch), :meth:`WorkerPool.collect_all` (every busy worker, for a
-Gymnasium-style call) and :meth:`WorkerPool.collect_quietly` (the fast path of a plain step: counts only).
+(until a condition holds, e.g. pool mode's batch), :meth:`WorkerPool.collect_all` (every running worker, for
+a Gymnasium-style call) and :meth:`WorkerPool.collect_quietly` (the fast path of a plain step: counts only).
+Between two blocking slices a wait is an interruption point (``interrupts.checkpoint``): the state is
+consistent there, so a Ctrl-C that arrived meanwhile is raised there.
 """
 
 from __future__ import annotations
@@ -36,6 +29,8 @@ import cloudpickle
 import psutil
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
+from vecspaces.vector._async.inflight import InFlight
+from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import TrialSpin, poll
@@ -62,8 +57,6 @@ class WorkerPool:
         spin_seconds: the longest a wait polls before blocking.
         cpus: per worker, the CPU it pins itself to (None: not pinned).
         restart: whether a dead worker is restarted (else the pool becomes broken).
-        on_reply: called with ``(worker, command, reply)`` each time a worker finishes a command (``reply`` is
-            None when the worker had nothing to send).
     """
 
     def __init__(
@@ -78,7 +71,6 @@ class WorkerPool:
         spin_seconds: float,
         cpus: list[int | None],
         restart: bool,
-        on_reply: Callable[[int, Command, Reply | None], None],
     ) -> None:
         self.ctx = ctx
         self.env_fns = env_fns
@@ -92,21 +84,19 @@ class WorkerPool:
         self.spin = TrialSpin(spin_seconds, self.control.blocking)
         self.cpus = cpus
         self.restart = restart
-        self.on_reply = on_reply
         self.num_workers = len(slices)
         self.all_workers = range(self.num_workers)
         self.processes: list[Any] = [None] * self.num_workers
         self.connections: list[Any] = [None] * self.num_workers
         self.command_ready: list[Any] = [None] * self.num_workers
         self.completions = ctx.Semaphore(0)
-        self.busy: dict[int, Command] = {}
+        self.inflight = InFlight()
         self.broken: str | None = None
         self.restarts = 0
         # The envs of workers restarted during the pending reset: they were all reset anew, whatever its mask.
         self.restarted_envs: set[int] = set()
         self.startup_timeout = 0.0
         self._payloads: dict[int, bytes | None] = {}
-        self._owed = 0
 
     # -- processes --------------------------------------------------------------------------------------
 
@@ -208,6 +198,7 @@ class WorkerPool:
         if not terminate and self.broken is None:
             try:
                 self.collect(self.idle, "close", grace)
+                self.inflight.take_done()
                 for w in self.all_workers:
                     self.dispatch(w, Command.CLOSE)
                 self.collect(self.idle, "close", grace)
@@ -225,7 +216,7 @@ class WorkerPool:
     # -- commands -------------------------------------------------------------------------------------------
 
     def dispatch(self, w: int, command: Command, payload: bytes | None = None) -> None:
-        """Give worker ``w`` a command (it must be idle).
+        """Give worker ``w`` a command (it must be IDLE): IDLE -> RUNNING.
 
         Raises:
             WorkerDiedError: the worker died while idle (and restarting is off or failed); with restarting on,
@@ -233,73 +224,73 @@ class WorkerPool:
         """
         self.control.commands[w] = command
         self._payloads[w] = payload
-        self.busy[w] = command
+        self.inflight.start(w, command)
         self.command_ready[w].release()
         if payload is not None:
             try:
                 self.connections[w].send_bytes(payload)
             except OSError:  # BrokenPipeError, ConnectionResetError: the worker is gone
-                self._handle_death(w, command.name.lower(), self.busy.pop(w))
+                self._handle_death(w, command.name.lower())
 
     def dispatch_all(self, command: Command) -> None:
-        """Give every worker ``command`` without arguments (they must all be idle)."""
+        """Give every worker ``command`` without arguments (they must all be IDLE)."""
         self.control.commands.fill(command.value)  # an int fills several times faster than an enum
         self._payloads.clear()  # a restart redoes the command without arguments, not with an older command's
-        self.busy = dict.fromkeys(self.all_workers, command)
+        self.inflight.start_all(self.all_workers, command)
         for ready in self.command_ready:
             ready.release()
 
     def idle(self) -> bool:
-        """Whether no worker is running a command."""
-        return not self.busy
+        """Whether no worker is RUNNING."""
+        return self.inflight.idle()
 
     def collect(self, done: Callable[[], bool], call: str, timeout: float | None) -> None:
-        """Wait for workers to finish until ``done()`` holds; replies go to ``on_reply`` as they come.
+        """Wait for workers to finish until ``done()`` holds; each finished worker becomes DONE with its reply.
 
         Raises:
-            WorkerDiedError: a busy worker died (and restarting is off or failed).
+            WorkerDiedError: a running worker died (and restarting is off or failed).
             WaitTimeoutError: ``timeout`` passed first; the workers' commands stay pending.
         """
         started = time.perf_counter()
         deadline = None if timeout is None else time.monotonic() + timeout
         spin_until = started + self.spin.budget()
         while True:
-            self._owed += self._take_finished()
+            self.take_finished()
             if done():
                 break
-            self._await_completion(call, deadline, spin_until)
-            self._owed -= 1
+            if self._await_completion(call, deadline, spin_until):
+                self.inflight.owed -= 1
         self.spin.record(time.perf_counter() - started)
 
     def collect_quietly(self, timeout: float | None) -> bool:
-        """Wait for every busy worker when each finishes with nothing to say; return whether that happened.
+        """Wait for every running worker when each finishes with nothing to say; return whether that happened.
 
         The fast path of a plain step: completion counts only, every worker's flag cleared at once, no reply
-        read. False as soon as anything needs the general path (a worker with a reply, a blocking slice
-        without news, the timeout passed): the counts taken so far are accounted, and :meth:`collect_all`
-        takes over from where this stopped.
+        read, every worker IDLE again. False as soon as anything needs the general path (a worker with a reply,
+        a blocking slice without news, the timeout passed): the counts taken so far are accounted, and
+        :meth:`collect_all` takes over from where this stopped.
         """
         started = time.perf_counter()
         if not self._take_all_counts(started, timeout):
             return False
-        control = self.control
-        if any(control.has_reply[w] for w in self.busy):
-            self._owed = -len(self.busy)  # every busy worker's count was taken before collect_all sees its flag
+        control, inflight = self.control, self.inflight
+        if any(control.has_reply[w] for w in inflight.running):
+            inflight.owed = -len(inflight.running)  # their counts were taken before collect_all sees their flags
             return False
         control.finished.fill(0)
-        self.busy = {}
+        inflight.finish_all_quietly()
         self.spin.record(time.perf_counter() - started)
         return True
 
     def collect_all(self, call: str, timeout: float | None) -> None:
-        """Wait until every busy worker finished (a Gymnasium-style call); replies go to ``on_reply``.
+        """Wait until no worker is RUNNING (a Gymnasium-style call); the replies wait in ``inflight``.
 
-        The common case in few steps: one completion count per busy worker (and any still owed), then every
+        The common case in few steps: one completion count per running worker (and any still owed), then every
         finished worker taken at once. A wait that outlasts a blocking slice (a slow env, a dead worker, a
         timeout to watch) carries on in :meth:`collect`.
 
         Raises:
-            WorkerDiedError: a busy worker died (and restarting is off or failed).
+            WorkerDiedError: a running worker died (and restarting is off or failed).
             WaitTimeoutError: ``timeout`` passed first; the workers' commands stay pending.
         """
         started = time.perf_counter()
@@ -307,23 +298,22 @@ class WorkerPool:
             elapsed = time.perf_counter() - started
             self.collect(self.idle, call, None if timeout is None else max(0.0, timeout - elapsed))
             return
-        # The counts of the workers taken here were taken above; a restart among them keeps its own account.
-        self._take_finished()
-        if self.busy:  # cannot happen while every count belongs to a flag; wait the general way if it does
+        self._take_flags()  # their counts were taken above
+        if not self.inflight.idle():  # not while every count belongs to a flag; wait the general way if it does
             self.collect(self.idle, call, timeout)
             return
         self.spin.record(time.perf_counter() - started)
 
     def _take_all_counts(self, started: float, timeout: float | None) -> bool:
-        """Take one completion count per busy worker and every count still owed; False if that takes longer.
+        """Take one completion count per running worker and every count still owed; False if that takes longer.
 
         On success nothing is owed any more.
 
         Polls first (as :meth:`collect` does), then blocks one slice at a time; stops at a slice without news
         or when ``timeout`` (from ``started``) has passed, with the counts taken so far paid in advance.
         """
-        completions = self.completions
-        wanted = len(self.busy) + self._owed
+        completions, inflight = self.completions, self.inflight
+        wanted = len(inflight.running) + inflight.owed
         taken = 0
         spin_until = started + self.spin.budget()
         while taken < wanted:
@@ -335,28 +325,34 @@ class WorkerPool:
             if left > 0 and completions.acquire(timeout=left):
                 taken += 1
                 continue
-            self._owed -= taken
+            inflight.owed -= taken
             return False
-        self._owed = 0
+        inflight.owed = 0
         return True
 
-    def _take_finished(self) -> int:
-        """Hand the replies of workers that finished to ``on_reply``; return how many there were."""
-        finished = self.control.finished
-        ready = [w for w in self.busy if finished[w]]
+    def take_finished(self) -> None:
+        """RUNNING -> DONE for every worker whose finished flag is set (their completion counts still owed)."""
+        self.inflight.owed += self._take_flags()
+
+    def _take_flags(self) -> int:
+        """RUNNING -> DONE for every worker whose finished flag is set, reading its reply if it sent one.
+
+        Returns how many there were, whose completion counts the caller accounts for.
+        """
+        control, inflight = self.control, self.inflight
+        finished = control.finished
+        ready = [w for w in inflight.running if finished[w]]
         for w in ready:
             finished[w] = 0
-            command = self.busy.pop(w)
-            if not self.control.has_reply[w]:
-                self.on_reply(w, command, None)
+            if not control.has_reply[w]:
+                inflight.finish(w, None)
                 continue
             try:
-                reply = self._read_reply(w, command)
+                reply = self._read_reply(w, inflight.running[w])
             except _DiedSending:
-                # Restarting: the new worker ran the command again and its results were delivered.
-                self._handle_death(w, "sending its reply", command)
+                self._handle_death(w, "sending its reply")
                 continue
-            self.on_reply(w, command, reply)
+            inflight.finish(w, reply)
         return len(ready)
 
     def _read_reply(self, w: int, command: Command) -> Reply:
@@ -370,30 +366,35 @@ class WorkerPool:
             raise _DiedSending from None
         return load_reply(data, self.slices[w], command.name.lower())
 
-    def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> None:
-        """Take one completion count, first paying counts owed for workers already taken."""
-        while self._owed > 0:
+    def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> bool:
+        """Take one completion count (True), first paying counts owed for workers already taken.
+
+        False when a running worker was found dead instead (restarted: it is DONE now, or finished just before
+        it died: it is taken next).
+        """
+        inflight = self.inflight
+        while inflight.owed > 0:
             # Their flags were set just before the release, so the count is at most microseconds away.
             if not self.completions.acquire(timeout=1.0):
-                self._owed = 0  # the worker died between flag and release; a stray count is harmless
+                inflight.owed = 0  # the worker died between flag and release; a stray count is harmless
                 break
-            self._owed -= 1
+            inflight.owed -= 1
         if poll(self.completions, spin_until):
-            return
+            return True
         while True:
+            checkpoint()  # between slices nothing is half-taken: a Ctrl-C that arrived meanwhile is raised here
             wait = WAIT_SLICE_SECONDS
             if deadline is not None:
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
             if self.completions.acquire(timeout=wait):
-                return
-            for w in sorted(self.busy):
+                return True
+            for w in sorted(inflight.running):
                 if not self.processes[w].is_alive():
-                    self._handle_death(w, self.busy[w].name.lower(), self.busy.pop(w))
-                    # The restarted worker's results were delivered; that is progress for the caller.
-                    self._owed += 1
-                    return
+                    if not self.control.finished[w]:
+                        self._handle_death(w, inflight.running[w].name.lower())
+                    return False
             if deadline is not None and time.monotonic() >= deadline:
-                workers = sorted(self.busy)
+                workers = sorted(inflight.running)
                 raise WaitTimeoutError(
                     f"{call} timed out after waiting for workers {workers} "
                     f"(envs {', '.join(span(self.slices[w]) for w in workers)}); "
@@ -402,8 +403,9 @@ class WorkerPool:
 
     # -- death and restart -------------------------------------------------------------------------------
 
-    def _handle_death(self, w: int, activity: str, command: Command) -> None:
-        """Restart dead worker ``w`` and finish its ``command``, or mark the pool broken and raise."""
+    def _handle_death(self, w: int, activity: str) -> None:
+        """Restart dead RUNNING worker ``w`` and finish its command (then DONE), or mark the pool broken and raise."""
+        command = self.inflight.running[w]
         self.processes[w].join(0.1)
         if self.control.permits[w]:  # it died holding a concurrency permit: give it back for the others
             self.control.permits[w] = 0
@@ -412,11 +414,12 @@ class WorkerPool:
         death = self.death_message(w, activity)
         if not self.restart or command is Command.CLOSE:
             self.broken = death
+            del self.inflight.running[w]
             raise WorkerDiedError(death)
         self.connections[w].close()
         self.start([w], self.startup_timeout)
         self.restarts += 1
-        self.on_reply(w, command, self._rerun(w, command))
+        self.inflight.finish(w, self._rerun(w, command))
 
     def _rerun(self, w: int, command: Command) -> Reply:
         """After a restart: reset the new envs, then redo ``command``.
@@ -459,11 +462,11 @@ class WorkerPool:
             raise died_again() from None
         while not self.control.finished[w]:
             if self.completions.acquire(timeout=WAIT_SLICE_SECONDS):
-                self._owed -= 1  # it may be another worker's count: accounted as paid in advance
+                self.inflight.owed -= 1  # it may be another worker's count: accounted as paid in advance
             elif not self.processes[w].is_alive():
                 raise died_again()
         self.control.finished[w] = 0
-        self._owed += 1
+        self.inflight.owed += 1
         if not self.control.has_reply[w]:
             return Reply()
         try:

@@ -11,10 +11,15 @@ Each env is in one of four states::
 
 An env that raised goes back to idle (its error is raised by the next ``recv``). Autoreset works per env
 exactly as in ``step``. Gymnasium-style calls are refused while any env is not idle.
+
+The pool holds a worker's finished step (DONE, see ``inflight``) until :meth:`PoolMode.send` or
+:meth:`PoolMode.recv` absorbs it: its envs become ready and the worker starts its queued envs. Work is only
+dispatched there, never from inside the pool's wait.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import cloudpickle
@@ -23,9 +28,10 @@ import numpy.typing as npt
 
 from vecspaces.error import InvalidValueError, NoAsyncCallError, message, show
 from vecspaces.vector._async.actions import ActionWriter
+from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
-from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, Reply, add_note, rebuild_error
+from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, add_note, rebuild_error
 from vecspaces.vector.infos import add_info
 
 __all__ = ["PoolMode", "RecvResult", "raise_env_errors"]
@@ -80,6 +86,7 @@ class PoolMode:
 
     def send(self, actions: Any, env_ids: Any) -> None:
         """Step the idle envs ``env_ids`` (default: all) with ``actions``; see ``AsyncVectorEnv.send``."""
+        self._absorb()
         ids = self._check_env_ids(env_ids)
         messages = self.actions.write(actions, ids)
         if not self.in_flight:
@@ -87,8 +94,8 @@ class PoolMode:
         by_worker: dict[int, list[int]] = {}
         for i in ids:
             by_worker.setdefault(int(self.worker_of[i]), []).append(i)
-        busy = self.pool.busy
-        blocked = [w for w in by_worker if w in busy and w in messages]
+        busy = self.pool.inflight.busy
+        blocked = [w for w in by_worker if busy(w) and w in messages]
         if blocked:
             raise InvalidValueError(
                 message(
@@ -100,7 +107,7 @@ class PoolMode:
             )
         self.in_flight.update(ids)
         for w, envs in by_worker.items():
-            if w in busy:
+            if busy(w):
                 self.queued.setdefault(w, []).extend(envs)
             else:
                 self._dispatch_step(w, envs, messages.get(w))
@@ -118,7 +125,13 @@ class PoolMode:
                 ),
                 "send",
             )
-        self.pool.collect(lambda: len(self.ready) >= count or bool(self.errors), "recv", timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pool = self.pool
+        self._absorb()
+        while len(self.ready) < count and not self.errors:
+            pool.collect(pool.inflight.has_done, "recv", None if deadline is None else deadline - time.monotonic())
+            self._absorb()
+        checkpoint()  # a Ctrl-C that came during the wait is raised while the batch is still ready, not after
         raise_env_errors(self.errors)
         ids = self.ready[:count]
         del self.ready[:count]
@@ -136,21 +149,25 @@ class PoolMode:
             np.array(ids, dtype=np.int64),
         )
 
-    def on_reply(self, w: int, reply: Reply | None) -> bool:
-        """Take worker ``w``'s reply if it finished a pool-mode step (then True), else leave it (False)."""
-        stepped = self.stepping.pop(w, None)
-        if stepped is None:
-            return False
-        failed = set() if reply is None else {error.env_index for error in reply.errors}
-        for i in stepped:
-            self.in_flight.discard(i)
-            if i not in failed:  # a failed env is idle again rather than ready
-                self.ready.append(i)
-                self.infos[i] = {} if reply is None else reply.infos.get(i, {})
-        queued = self.queued.pop(w, None)
-        if queued:
-            self._dispatch_step(w, queued, None)
-        return True
+    def _absorb(self) -> None:
+        """Take the workers' finished steps: their envs become ready, and each freed worker starts its queue."""
+        pool = self.pool
+        pool.take_finished()
+        for w, (_, reply) in pool.inflight.take_done().items():
+            failed = set()
+            if reply is not None:
+                for index, values in reply.variable.items():
+                    self.observations.receive(index, values)
+                self.errors.extend(reply.errors)
+                failed = {error.env_index for error in reply.errors}
+            for i in self.stepping.pop(w):
+                self.in_flight.discard(i)
+                if i not in failed:  # a failed env is idle again rather than ready
+                    self.ready.append(i)
+                    self.infos[i] = {} if reply is None else reply.infos.get(i, {})
+            queued = self.queued.pop(w, None)
+            if queued:
+                self._dispatch_step(w, queued, None)
 
     def _check_env_ids(self, env_ids: Any) -> list[int]:
         ids = list(range(self.num_envs)) if env_ids is None else [int(i) for i in np.asarray(env_ids).reshape(-1)]

@@ -106,7 +106,6 @@ def start_pool(
         settings.spin_seconds,
         settings.cpus,
         settings.restart,
-        calls.on_reply,
     )
     try:
         descriptions = [describe(env) for env in local_envs] + pool.start(range(num_workers), settings.startup_timeout)

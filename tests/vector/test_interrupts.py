@@ -1,0 +1,213 @@
+"""A Ctrl-C at any instant of a call leaves the pool consistent: no hang, no stale row, no lasting slowdown.
+
+The interrupt is injected at every bytecode instruction the main process runs during the call (a tracer
+raises SIGINT there, so the real signal path is exercised), then the pool must carry on: a step collects or
+drops the interrupted call, and every later row is the env's true state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+import numpy as np
+import pytest
+
+from vecspaces.error import NoAsyncCallError
+from vecspaces.vector import AsyncVectorEnv
+
+from .envs import TickEnv
+
+NUM_ENVS = 4
+ONES = np.ones(NUM_ENVS, dtype=np.int64)
+# Every instruction under fork; every few under the slower start methods (the main process runs the same code).
+STRIDE = {"fork": 1, "forkserver": 7, "spawn": 7}
+
+
+@pytest.fixture(params=["fork", "forkserver", "spawn"])
+def context(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def tick_pool(context: str, **kwargs: Any) -> AsyncVectorEnv:
+    return AsyncVectorEnv([TickEnv] * NUM_ENVS, context=context, num_workers=2, timeout=10.0, **kwargs)
+
+
+@contextmanager
+def sigint_at(instant: int | None) -> Iterator[list[int]]:
+    """Trace the Python code run in the block; raise SIGINT at its ``instant``-th instruction (None: only count)."""
+    count = [0]
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "opcode":
+            count[0] += 1
+            if count[0] == instant:
+                signal.raise_signal(signal.SIGINT)
+        return local
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        return local
+
+    sys.settrace(tracer)
+    try:
+        yield count
+    finally:
+        sys.settrace(None)
+
+
+def instructions_of(call: Callable[[], Any]) -> int:
+    with sigint_at(None) as count:
+        call()
+    return count[0]
+
+
+def assert_rows_are_the_envs_state(envs: AsyncVectorEnv, result: tuple[Any, ...], actions: np.ndarray) -> None:
+    obs, rewards, terminations, truncations, infos = result
+    counts = np.array(envs.get_attr("count"))
+    assert obs[:, 0].tolist() == counts.tolist()
+    assert rewards.tolist() == actions.astype(float).tolist()
+    assert not terminations.any() and not truncations.any()
+    odd = counts % 2 == 1
+    if odd.any():
+        assert infos["_tick"].tolist() == odd.tolist()
+        assert infos["tick"][odd].tolist() == counts[odd].tolist()
+    else:
+        assert "tick" not in infos
+
+
+def interrupt_each_instant(envs: AsyncVectorEnv, call: Callable[[], Any], stride: int) -> Iterator[int]:
+    """Run ``call`` once per instant with a SIGINT there; yield after each, the interrupt caught."""
+    total = instructions_of(call)
+    assert total > 100  # the tracer saw the call's code
+    for instant in range(1, total + 1, stride):
+        try:
+            with sigint_at(instant):
+                call()
+        except KeyboardInterrupt:
+            pass
+        yield instant
+
+
+@pytest.mark.timeout(300)
+def test_a_step_interrupted_at_any_instant_then_stepped_again(context: str) -> None:
+    with tick_pool(context) as envs:
+        envs.reset()
+        envs.step(ONES)  # the next steps alternate: with infos (general path), without (fast path)
+        for _ in interrupt_each_instant(envs, lambda: envs.step(ONES), STRIDE[context]):
+            actions = np.arange(NUM_ENVS) % 10
+            assert_rows_are_the_envs_state(envs, envs.step(actions), actions)
+
+
+@pytest.mark.timeout(300)
+def test_a_step_interrupted_at_any_instant_then_collected_with_step_wait(context: str) -> None:
+    with tick_pool(context) as envs:
+        envs.reset()
+        before = np.array(envs.get_attr("count"))
+        for _ in interrupt_each_instant(envs, lambda: envs.step(ONES), STRIDE[context]):
+            # NoAsyncCallError: the interrupt came before the step was sent, or after it returned.
+            with contextlib.suppress(NoAsyncCallError):
+                assert_rows_are_the_envs_state(envs, envs.step_wait(timeout=10), ONES)
+            counts = np.array(envs.get_attr("count"))
+            assert len(set(counts.tolist())) == 1  # every env stepped, or none
+            assert counts[0] - before[0] in (0, 1)
+            before = counts
+
+
+@pytest.mark.timeout(300)
+def test_a_reset_interrupted_at_any_instant(context: str) -> None:
+    with tick_pool(context) as envs:
+        envs.reset()
+        mask = np.array([True, False, True, False])
+        for _ in interrupt_each_instant(envs, lambda: envs.reset(options={"reset_mask": mask}), STRIDE[context]):
+            envs.step(ONES)
+            actions = np.full(NUM_ENVS, 3)
+            assert_rows_are_the_envs_state(envs, envs.step(actions), actions)
+
+
+@pytest.mark.timeout(300)
+def test_pool_mode_interrupted_at_any_instant(context: str) -> None:
+    with tick_pool(context, batch_size=2) as envs:
+        envs.reset()
+        idle = set(range(NUM_ENVS))
+
+        def send_and_recv() -> None:
+            ids = sorted(idle)
+            envs.send(np.full(len(ids), 2), ids)
+            idle.clear()
+            idle.update(envs.recv()[-1].tolist())
+
+        for _ in interrupt_each_instant(envs, send_and_recv, STRIDE[context]):
+            while envs._pool_mode.active():
+                rewards, env_ids = envs.recv(timeout=10)[1::4]
+                assert rewards.tolist() == [2.0] * len(env_ids)
+            idle.update(range(NUM_ENVS))
+            actions = np.arange(NUM_ENVS) % 10
+            assert_rows_are_the_envs_state(envs, envs.step(actions), actions)
+
+
+@pytest.mark.timeout(120)
+def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(context: str) -> None:
+    """Thousands of steps with SIGINTs at random instants; each interrupt is caught and the loop goes on."""
+    with tick_pool(context) as envs:
+        envs.reset()
+        envs.step(ONES)
+
+        def step_times(count: int) -> float:
+            started = time.perf_counter()
+            for _ in range(count):
+                envs.step(ONES)
+            return (time.perf_counter() - started) / count
+
+        before = min(step_times(200) for _ in range(3))
+        stop = threading.Event()
+        rng = np.random.default_rng(0)
+        delays = rng.uniform(0.0005, 0.003, 100_000)
+
+        def storm() -> None:
+            for delay in delays:
+                if stop.wait(delay):
+                    return
+                os.kill(os.getpid(), signal.SIGINT)
+
+        thread = threading.Thread(target=storm)
+        interrupts = steps = 0
+        thread.start()
+        try:
+            deadline = time.monotonic() + 3.0
+            while time.monotonic() < deadline:
+                try:
+                    actions = rng.integers(0, 10, NUM_ENVS)
+                    result = envs.step(actions)
+                    steps += 1
+                    assert result[1].tolist() == actions.astype(float).tolist()
+                    assert len(set(result[0][:, 0].tolist())) == 1  # every env stepped as often
+                except KeyboardInterrupt:
+                    interrupts += 1
+        finally:
+            stop.set()
+            thread.join()
+        # A SIGINT still in flight when the storm stopped.
+        try:
+            time.sleep(0.05)
+        except KeyboardInterrupt:
+            interrupts += 1
+        actions = np.arange(NUM_ENVS) % 10
+        for _ in range(2):
+            try:
+                result = envs.step(actions)
+            except KeyboardInterrupt:
+                result = envs.step(actions)
+            assert_rows_are_the_envs_state(envs, result, actions)
+        after = min(step_times(200) for _ in range(3))
+        assert interrupts > 100 and steps > 100
+        # No lasting damage: steps are as fast as before (a ratio: the old failure was ~7000x slower).
+        assert after < 10 * before, (before, after)

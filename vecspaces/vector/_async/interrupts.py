@@ -1,0 +1,121 @@
+"""Signals that arrive while the pool's bookkeeping and its workers disagree wait until they agree again.
+
+A Ctrl-C raises ``KeyboardInterrupt`` wherever the main process happens to be. Between releasing one worker's
+command and the next, or between reading a worker's reply and recording it, that leaves the pool believing
+something the workers do not: a worker commanded but never waited for, a reply read and lost. So the pool's
+state changes run inside :func:`deferred`, and a signal handler (one installed in Python, such as the default
+``KeyboardInterrupt`` one, or a user's that raises) that fires during one runs only when it ends.
+
+Waits are the exception: a wait that blocks calls :func:`checkpoint` between its slices, where the state is
+consistent, so Ctrl-C still ends a wait on a hung env within a slice.
+
+The handlers of SIGINT and SIGTERM are wrapped while any pool is open (see :func:`watch`); a handler the user
+installs later replaces the wrapper and then runs at once, as it would without vecspaces. Only the main thread
+runs signal handlers, so deferring only matters there; in other threads :func:`deferred` does nothing.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType, TracebackType
+from typing import Any
+
+__all__ = ["checkpoint", "deferred", "unwatch", "watch"]
+
+_WRAPPED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_MAIN_THREAD = threading.main_thread().ident
+
+_Handler = Callable[[int, FrameType | None], Any]
+
+
+class _Deferral:
+    """How deep the main thread is in deferred sections, and the signals that arrived meanwhile."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: list[int] = []
+        self.previous: dict[int, _Handler] = {}  # per wrapped signal, the handler it had before
+        self.watchers = 0
+
+    def __enter__(self) -> None:
+        if threading.get_ident() == _MAIN_THREAD:
+            self.depth += 1
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if threading.get_ident() == _MAIN_THREAD:
+            self.depth -= 1
+            if self.pending and not self.depth:
+                self.deliver()
+
+    def deliver(self) -> None:
+        """Run the handlers of the signals that arrived meanwhile (each once, in order of arrival)."""
+        arrived = list(dict.fromkeys(self.pending))
+        self.pending.clear()
+        for signum in arrived:
+            handler = self.previous.get(signum)
+            if handler is not None:
+                handler(signum, None)
+
+
+_deferral = _Deferral()
+
+
+def deferred() -> _Deferral:
+    """A context in which the wrapped signals' handlers wait until it ends (or until a :func:`checkpoint`).
+
+    Example:
+        >>> with deferred():
+        ...     pass  # a Ctrl-C here raises KeyboardInterrupt at the end of the block
+    """
+    return _deferral
+
+
+def checkpoint() -> None:
+    """Run the handlers of signals that arrived during the deferred sections around this point.
+
+    Only call it where the pool's state is consistent: the waits, between two blocking slices.
+    """
+    if _deferral.pending and threading.get_ident() == _MAIN_THREAD:
+        _deferral.deliver()
+
+
+def _defer_or_run(signum: int, frame: FrameType | None) -> None:
+    if _deferral.depth:
+        _deferral.pending.append(signum)
+        return
+    handler = _deferral.previous.get(signum)
+    if handler is not None:
+        handler(signum, frame)
+
+
+def watch() -> None:
+    """Wrap the handlers of SIGINT and SIGTERM (once, however many pools are open); from the main thread only.
+
+    Signals whose handler is not a Python function (ignored, the OS default, or installed outside Python) are
+    left alone: they raise nothing in this process.
+    """
+    if threading.get_ident() != _MAIN_THREAD:
+        return
+    _deferral.watchers += 1
+    for signum in _WRAPPED_SIGNALS:
+        handler = signal.getsignal(signum)
+        if callable(handler) and handler is not _defer_or_run:
+            _deferral.previous[signum] = handler
+            signal.signal(signum, _defer_or_run)
+
+
+def unwatch() -> None:
+    """Undo one :func:`watch`; the last one puts the previous handlers back (unless the user replaced ours)."""
+    if threading.get_ident() != _MAIN_THREAD or not _deferral.watchers:
+        return
+    _deferral.watchers -= 1
+    if _deferral.watchers:
+        return
+    for signum, handler in list(_deferral.previous.items()):
+        if signal.getsignal(signum) is _defer_or_run:
+            signal.signal(signum, handler)
+        del _deferral.previous[signum]
