@@ -56,6 +56,7 @@ _RESERVED_CALLS = ("reset", "step", "close")
 
 StepResult = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
 Method = TypeVar("Method", bound=Callable[..., Any])
+_DEFERRAL = interrupts.deferred()
 
 
 def _deferring_signals(method: Method) -> Method:
@@ -67,12 +68,11 @@ def _deferring_signals(method: Method) -> Method:
 
     @functools.wraps(method)
     def deferring(self: AsyncVectorEnv, *args: Any, **kwargs: Any) -> Any:
-        with interrupts.deferred():
+        with _DEFERRAL:
             try:
                 return method(self, *args, **kwargs)
             except BaseException as error:
-                if not isinstance(error, Error) and not self.closed and self._calls.pending is not None:
-                    self._calls.abandoned = True
+                self._abandon_on(error)
                 raise
 
     return deferring  # type: ignore[return-value]
@@ -297,7 +297,6 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         replies = self._finish(Command.RESET, "reset_wait", timeout)
         return self._observations.result(), self._calls.infos(replies)
 
-    @_deferring_signals
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
         view = self._plain_action_view
@@ -308,7 +307,16 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             and actions.shape == view.shape
             and actions.dtype == view.dtype
         ):
-            return self._step_plainly(view, actions)
+            with _DEFERRAL:  # as _deferring_signals does, without its wrapper: this is the hot path
+                try:
+                    return self._step_plainly(view, actions)
+                except BaseException as error:
+                    self._abandon_on(error)
+                    raise
+        return self._step_generally(actions)
+
+    @_deferring_signals
+    def _step_generally(self, actions: Any) -> StepResult:
         self.step_async(actions)
         return self.step_wait()
 
@@ -487,6 +495,11 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
+
+    def _abandon_on(self, error: BaseException) -> None:
+        """Mark the pending call abandoned if ``error`` ends it for its caller (see :func:`_deferring_signals`)."""
+        if not isinstance(error, Error) and not self.closed and self._calls.pending is not None:
+            self._calls.abandoned = True
 
     def _can_start(self) -> bool:
         """Whether a new call may start: open, not broken, no call pending and no env in pool mode."""
