@@ -258,3 +258,16 @@ class TickEnv(Env[Any, Any]):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         self.count += 1
         return np.array([self.count]), float(action), False, False, {"tick": self.count} if self.count % 2 else {}
+
+
+class SlowToBuildEnv(CountdownEnv):
+    """A CountdownEnv that takes ``build_seconds`` to build, and refuses to be built once ``refuse_if`` exists."""
+
+    def __init__(self, build_seconds: float = 0.0, refuse_if: str | None = None) -> None:
+        import os
+        import time
+
+        if refuse_if is not None and os.path.exists(refuse_if):
+            raise RuntimeError("refusing to build")
+        time.sleep(build_seconds)
+        super().__init__(length=1000)

@@ -41,6 +41,9 @@ __all__ = ["WAIT_SLICE_SECONDS", "WorkerPool"]
 
 # How often a blocked wait checks that the workers are alive: the bound on noticing a dead worker.
 WAIT_SLICE_SECONDS = 0.05
+# How many times in a row a dead worker's replacement may fail before the pool gives up on it.
+RESTART_ATTEMPTS = 3
+BROKEN = "; the pool is now broken: close() it"
 
 
 class WorkerPool:
@@ -135,7 +138,7 @@ class WorkerPool:
                     raise rebuild_error(payload)
                 descriptions.extend(payload)
         except BaseException:
-            stop_processes(self.processes, 0.0)
+            stop_processes([self.processes[w] for w in workers], 0.0)  # a failed restart leaves the others running
             raise
         return descriptions
 
@@ -143,7 +146,7 @@ class WorkerPool:
         connection, process = self.connections[w], self.processes[w]
         while not connection.poll(WAIT_SLICE_SECONDS):
             if not process.is_alive():
-                raise WorkerDiedError(self.death_message(w, "construction"))
+                raise WorkerDiedError(self.death_message(w, "construction") + BROKEN)
             if time.monotonic() > deadline:
                 raise WaitTimeoutError(
                     message(
@@ -157,7 +160,7 @@ class WorkerPool:
             return connection.recv()
         except EOFError:
             process.join(1.0)
-            raise WorkerDiedError(self.death_message(w, "construction")) from None
+            raise WorkerDiedError(self.death_message(w, "construction") + BROKEN) from None
 
     def death_message(self, w: int, activity: str) -> str:
         """Describe how worker ``w`` ended, for a :class:`WorkerDiedError`."""
@@ -171,9 +174,7 @@ class WorkerPool:
             how = f"died with {name}{hint}"
         else:
             how = f"exited with code {code}"
-        return f"worker {w} (pid {process.pid}, envs {span(self.slices[w])}) {how} during {activity}; " + (
-            "restarting it" if self.restart else "the pool is now broken: close() it"
-        )
+        return f"worker {w} (pid {process.pid}, envs {span(self.slices[w])}) {how} during {activity}"
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Per worker: pid, env indices, whether it is alive and its resident memory in bytes."""
@@ -404,22 +405,41 @@ class WorkerPool:
     # -- death and restart -------------------------------------------------------------------------------
 
     def _handle_death(self, w: int, activity: str) -> None:
-        """Restart dead RUNNING worker ``w`` and finish its command (then DONE), or mark the pool broken and raise."""
+        """Restart dead RUNNING worker ``w`` and finish its command (then DONE), or mark the pool broken and raise.
+
+        A replacement that dies too (while it builds its envs or redoes the command) is replaced again, up to
+        ``RESTART_ATTEMPTS`` times in a row; the other workers carry on meanwhile.
+        """
         command = self.inflight.running[w]
+        death = self.death_message(w, activity)
+        failures, failure = 0, ""
+        while True:
+            self._bury(w)
+            if not self.restart or command is Command.CLOSE or failures == RESTART_ATTEMPTS:
+                if failures:
+                    death += f"; its replacement failed {failures} times in a row ({failure})"
+                self.broken = death + BROKEN
+                del self.inflight.running[w]
+                raise WorkerDiedError(self.broken)
+            try:
+                self.start([w], self.startup_timeout)
+                reply = self._rerun(w, command)
+            except Exception as error:  # it died, timed out or raised while building its envs
+                failures += 1
+                failure = str(error).removesuffix(BROKEN)
+                continue
+            self.restarts += 1
+            self.inflight.finish(w, reply)
+            return
+
+    def _bury(self, w: int) -> None:
+        """Reap dead worker ``w``: give back a concurrency permit it held, close its pipe."""
         self.processes[w].join(0.1)
         if self.control.permits[w]:  # it died holding a concurrency permit: give it back for the others
             self.control.permits[w] = 0
             with contextlib.suppress(ValueError):  # it had released it after all
                 self.memory.concurrency.release()
-        death = self.death_message(w, activity)
-        if not self.restart or command is Command.CLOSE:
-            self.broken = death
-            del self.inflight.running[w]
-            raise WorkerDiedError(death)
         self.connections[w].close()
-        self.start([w], self.startup_timeout)
-        self.restarts += 1
-        self.inflight.finish(w, self._rerun(w, command))
 
     def _rerun(self, w: int, command: Command) -> Reply:
         """After a restart: reset the new envs, then redo ``command``.
@@ -450,8 +470,7 @@ class WorkerPool:
         """Run one command on worker ``w`` and wait for it, outside the normal cycle (used while restarting)."""
 
         def died_again() -> WorkerDiedError:
-            self.broken = self.death_message(w, f"{command.name.lower()} after a restart")
-            return WorkerDiedError(self.broken)
+            return WorkerDiedError(self.death_message(w, f"{command.name.lower()} after a restart"))
 
         self.control.commands[w] = command
         self.command_ready[w].release()
