@@ -8,6 +8,7 @@ drops the interrupted call, and every later row is the env's true state.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -57,11 +58,13 @@ def sigint_at(instant: int | None) -> Iterator[list[int]]:
         frame.f_trace_opcodes = True
         return local
 
+    gc.disable()  # a collection's callbacks (Hypothesis has some) would be traced too, and swallow the interrupt
     sys.settrace(tracer)
     try:
         yield count
     finally:
         sys.settrace(None)
+        gc.enable()
 
 
 def instructions_of(call: Callable[[], Any]) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vecspaces.error import WorkerDiedError
+from vecspaces.error import InvalidValueError, WorkerDiedError
 from vecspaces.vector import AsyncVectorEnv
 
 from .envs import SlowToBuildEnv
@@ -78,3 +78,21 @@ def test_a_restart_failing_again_and_again_gives_up_and_leaves_the_others_runnin
         assert envs.worker_info()[1]["alive"]  # the healthy worker was not stopped
         with pytest.raises(WorkerDiedError, match="broken"):
             envs.step(ONES)
+
+
+@pytest.mark.timeout(60)
+def test_restart_attempts_sets_how_often_a_replacement_may_fail(tmp_path: Any) -> None:
+    refuse = str(tmp_path / "refuse")
+    fns = [functools.partial(SlowToBuildEnv, 0.0, refuse)] * 2
+    with AsyncVectorEnv(fns, num_workers=2, restart_workers=True, restart_attempts=1) as envs:
+        envs.reset(seed=0)
+        open(refuse, "w").close()
+        os.kill(envs.worker_info()[0]["pid"], signal.SIGKILL)
+        with pytest.raises(WorkerDiedError, match="its replacement failed once"):
+            envs.step(np.ones(2, dtype=np.int64))
+
+
+@pytest.mark.parametrize("attempts", [0, -1, 1.5, True])
+def test_restart_attempts_must_be_a_positive_int(attempts: Any) -> None:
+    with pytest.raises(InvalidValueError, match="restart_attempts"):
+        AsyncVectorEnv([SlowToBuildEnv] * 2, restart_attempts=attempts)

@@ -104,6 +104,9 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         timeout: the default timeout in seconds of every wait (None waits as long as the workers live).
         startup_timeout: how long the workers may take to build their envs, in seconds.
         restart_workers: restart a worker that died, instead of breaking the pool.
+        restart_attempts: with ``restart_workers``, how many times in a row a dead worker's replacement may
+            fail (die, or raise while it builds its envs) before the pool gives up and raises
+            :class:`WorkerDiedError`.
         spin_seconds: the longest a wait polls before blocking (default 1 ms); waits adapt below it, and do
             not poll at all when the envs are slower than that, nor while trials show that blocking makes
             steps faster (as when other busy processes share the cores). 0 always blocks.
@@ -143,6 +146,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         timeout: float | None = None,
         startup_timeout: float = 120.0,
         restart_workers: bool = False,
+        restart_attempts: int = 3,
         spin_seconds: float | None = None,
         main_process_envs: int = 0,
         pin_workers: bool | None = None,
@@ -181,6 +185,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
             startup_timeout,
             restart_workers,
+            options.restart_attempts(restart_attempts),
             shared_memory,
             copy,
             self.max_concurrency,

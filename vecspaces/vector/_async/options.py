@@ -21,10 +21,17 @@ __all__ = [
     "main_process_env_count",
     "max_concurrency",
     "pool_batch_size",
+    "restart_attempts",
     "split_envs",
     "worker_count",
     "worker_cpus",
 ]
+
+
+def restart_attempts(requested: int) -> int:
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
+        raise InvalidValueError(message("restart_attempts is invalid", expected="an int >= 1", got=show(requested)))
+    return requested
 
 
 def main_process_env_count(requested: int, num_envs: int) -> int:

@@ -41,8 +41,6 @@ __all__ = ["WAIT_SLICE_SECONDS", "WorkerPool"]
 
 # How often a blocked wait checks that the workers are alive: the bound on noticing a dead worker.
 WAIT_SLICE_SECONDS = 0.05
-# How many times in a row a dead worker's replacement may fail before the pool gives up on it.
-RESTART_ATTEMPTS = 3
 BROKEN = "; the pool is now broken: close() it"
 
 
@@ -60,6 +58,7 @@ class WorkerPool:
         spin_seconds: the longest a wait polls before blocking.
         cpus: per worker, the CPU it pins itself to (None: not pinned).
         restart: whether a dead worker is restarted (else the pool becomes broken).
+        restart_attempts: how many times in a row a dead worker's replacement may fail before the pool gives up.
     """
 
     def __init__(
@@ -74,6 +73,7 @@ class WorkerPool:
         spin_seconds: float,
         cpus: list[int | None],
         restart: bool,
+        restart_attempts: int,
     ) -> None:
         self.ctx = ctx
         self.env_fns = env_fns
@@ -87,6 +87,7 @@ class WorkerPool:
         self.spin = TrialSpin(spin_seconds, self.control.blocking)
         self.cpus = cpus
         self.restart = restart
+        self.restart_attempts = restart_attempts
         self.num_workers = len(slices)
         self.all_workers = range(self.num_workers)
         self.processes: list[Any] = [None] * self.num_workers
@@ -408,16 +409,17 @@ class WorkerPool:
         """Restart dead RUNNING worker ``w`` and finish its command (then DONE), or mark the pool broken and raise.
 
         A replacement that dies too (while it builds its envs or redoes the command) is replaced again, up to
-        ``RESTART_ATTEMPTS`` times in a row; the other workers carry on meanwhile.
+        ``restart_attempts`` times in a row; the other workers carry on meanwhile.
         """
         command = self.inflight.running[w]
+        self._bury(w)
         death = self.death_message(w, activity)
         failures, failure = 0, ""
         while True:
-            self._bury(w)
-            if not self.restart or command is Command.CLOSE or failures == RESTART_ATTEMPTS:
+            if not self.restart or command is Command.CLOSE or failures == self.restart_attempts:
                 if failures:
-                    death += f"; its replacement failed {failures} times in a row ({failure})"
+                    times = "once" if failures == 1 else f"{failures} times in a row"
+                    death += f"; its replacement failed {times} ({failure})"
                 self.broken = death + BROKEN
                 del self.inflight.running[w]
                 raise WorkerDiedError(self.broken)
@@ -427,6 +429,7 @@ class WorkerPool:
             except Exception as error:  # it died, timed out or raised while building its envs
                 failures += 1
                 failure = str(error).removesuffix(BROKEN)
+                self._bury(w)
                 continue
             self.restarts += 1
             self.inflight.finish(w, reply)

@@ -52,6 +52,7 @@ class PoolSettings:
     spin_seconds: float
     startup_timeout: float
     restart: bool
+    restart_attempts: int
     shared_memory: bool
     copy: bool
     max_concurrency: int | None
@@ -106,6 +107,7 @@ def start_pool(
         settings.spin_seconds,
         settings.cpus,
         settings.restart,
+        settings.restart_attempts,
     )
     try:
         descriptions = [describe(env) for env in local_envs] + pool.start(range(num_workers), settings.startup_timeout)
