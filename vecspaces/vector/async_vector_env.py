@@ -6,24 +6,18 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from vecspaces.error import (
-    AlreadyPendingCallError,
-    ClosedEnvironmentError,
-    Error,
     InvalidTypeError,
     InvalidValueError,
-    NoAsyncCallError,
-    WorkerDiedError,
     message,
     show,
 )
@@ -31,6 +25,7 @@ from vecspaces.spaces import Space
 from vecspaces.vector._arguments import seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
+from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool import stop_processes
 from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
@@ -55,27 +50,6 @@ DEFAULT_MAX_SPIN_SECONDS = 1e-3
 _RESERVED_CALLS = ("reset", "step", "close")
 
 StepResult = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
-Method = TypeVar("Method", bound=Callable[..., Any])
-_DEFERRAL = interrupts.deferred()
-
-
-def _deferring_signals(method: Method) -> Method:
-    """Run ``method`` with signal handlers deferred to its end or to a wait (see ``_async.interrupts``).
-
-    A call that something else than a vecspaces error ends while it is pending (a Ctrl-C, a signal handler
-    that raises) is abandoned: nobody is going to collect it, so the next call does (``*_wait`` still can).
-    """
-
-    @functools.wraps(method)
-    def deferring(self: AsyncVectorEnv, *args: Any, **kwargs: Any) -> Any:
-        with _DEFERRAL:
-            try:
-                return method(self, *args, **kwargs)
-            except BaseException as error:
-                self._abandon_on(error)
-                raise
-
-    return deferring  # type: ignore[return-value]
 
 
 class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
@@ -198,6 +172,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         )
         self._memory, self._local, self._calls, self._pool = started.memory, started.local, started.calls, started.pool
         self._control = self._memory.control()
+        self._gate = CallGate(self._calls, self._pool)
         self._finalizer = weakref.finalize(self, _release, self._pool.processes)
         interrupts.watch()
         self.closed = False
@@ -245,6 +220,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._calls.errors
         )
         self._calls.observations = self._observations
+        self._gate.pool_mode = self._pool_mode
         self._all_envs = range(self.num_envs)
         # Where step() writes actions when it can take its shortest path (see _step_plainly), else None.
         plain = (
@@ -261,7 +237,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """How many times a dead worker was restarted."""
         return self._pool.restarts
 
-    @_deferring_signals
+    @deferring_signals
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
@@ -269,7 +245,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.reset_async(seed=seed, options=options)
         return self.reset_wait()
 
-    @_deferring_signals
+    @deferring_signals
     def reset_async(self, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> None:
         """Send the reset command to the workers.
 
@@ -278,7 +254,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             options: passed to each reset sub-env; ``"reset_mask"`` (a bool array) selects which envs reset,
                 the others keep their last observation. The caller's dict is not modified.
         """
-        self._check_can_start("reset_async")
+        self._gate.check_can_start("reset_async", self.timeout)
         seeds = seeds_per_env(seed, self.num_envs)
         mask, options = split_reset_mask(options, self.num_envs)
         selected = np.ones(self.num_envs, dtype=np.bool_) if mask is None else mask
@@ -292,7 +268,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             },
         )
 
-    @_deferring_signals
+    @deferring_signals
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """Wait for the reset to finish and return the batched observation and infos.
 
@@ -307,20 +283,20 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         view = self._plain_action_view
         if (
             view is not None
-            and self._can_start()
+            and self._gate.can_start()
             and type(actions) is np.ndarray
             and actions.shape == view.shape
             and actions.dtype == view.dtype
         ):
-            with _DEFERRAL:  # as _deferring_signals does, without its wrapper: this is the hot path
+            with DEFERRAL:  # as deferring_signals does, without its wrapper: this is the hot path
                 try:
                     return self._step_plainly(view, actions)
                 except BaseException as error:
-                    self._abandon_on(error)
+                    self._gate.abandon_on(error)
                     raise
         return self._step_generally(actions)
 
-    @_deferring_signals
+    @deferring_signals
     def _step_generally(self, actions: Any) -> StepResult:
         self.step_async(actions)
         return self.step_wait()
@@ -347,15 +323,15 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         observations.settle(())
         return self._step_result(observations.result(), {})
 
-    @_deferring_signals
+    @deferring_signals
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send it to the workers (nothing is sent if the actions are bad)."""
-        self._check_can_start("step_async")
+        self._gate.check_can_start("step_async", self.timeout)
         arguments = self._actions.write(actions, self._all_envs)
         self._observations.choose()
         self._calls.start(Command.STEP, arguments)
 
-    @_deferring_signals
+    @deferring_signals
     def step_wait(self, timeout: float | None = None) -> StepResult:
         """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``.
 
@@ -370,16 +346,16 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         control = self._control
         return observations, control.rewards.copy(), control.terminations.copy(), control.truncations.copy(), infos
 
-    @_deferring_signals
+    @deferring_signals
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env; plain attributes are returned. One result per env."""
         self.call_async(name, *args, **kwargs)
         return self.call_wait()
 
-    @_deferring_signals
+    @deferring_signals
     def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
         """Send ``call(name, *args, **kwargs)`` to the workers."""
-        self._check_can_start("call_async")
+        self._gate.check_can_start("call_async", self.timeout)
         if name in _RESERVED_CALLS:
             raise InvalidValueError(
                 message(
@@ -391,19 +367,19 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             )
         self._calls.start(Command.CALL, {w: (name, args, kwargs) for w, _ in self._calls.slices()})
 
-    @_deferring_signals
+    @deferring_signals
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
         """Wait for a call to finish and return one result per env."""
         return self._calls.results(self._finish(Command.CALL, "call_wait", timeout))
 
-    @_deferring_signals
+    @deferring_signals
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name``. Unlike Gymnasium, a callable attribute is returned, not called."""
-        self._check_can_start("get_attr")
+        self._gate.check_can_start("get_attr", self.timeout)
         self._calls.start(Command.GET_ATTR, {w: name for w, _ in self._calls.slices()})
         return self._calls.results(self._finish(Command.GET_ATTR, "get_attr", None))
 
-    @_deferring_signals
+    @deferring_signals
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every sub-env.
 
@@ -415,7 +391,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             raise InvalidValueError(
                 message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
             )
-        self._check_can_start("set_attr")
+        self._gate.check_can_start("set_attr", self.timeout)
         self._calls.start(Command.SET_ATTR, {w: (name, [values[i] for i in envs]) for w, envs in self._calls.slices()})
         self._finish(Command.SET_ATTR, "set_attr", None)
 
@@ -435,8 +411,9 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             terminate: skip the polite steps and terminate the workers at once.
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
+        self._gate.closed = True
         try:
-            with interrupts.deferred():
+            with DEFERRAL:
                 self._pool.close(1.0 if timeout is None else timeout, terminate)
         except BaseException:
             self._pool.stop(0.0)  # interrupted while waiting politely: no worker may outlive close()
@@ -449,7 +426,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     # -- pool mode -----------------------------------------------------------------------------------------
 
-    @_deferring_signals
+    @deferring_signals
     def send(self, actions: Any, env_ids: Any = None) -> None:
         """Step the envs ``env_ids`` (default: all) with ``actions``, without waiting for them.
 
@@ -470,19 +447,10 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             ...     obs.shape, len(envs.recv()[-1])
             ((2, 4), 2)
         """
-        self._check_usable("send")
-        self._check_no_pending_call("send")
-        if self._local is not None:
-            raise InvalidValueError(
-                message(
-                    "pool mode steps every env in the workers",
-                    expected="main_process_envs=0",
-                    got=f"main_process_envs={len(self._local.runners)}",
-                )
-            )
+        self._gate.check_can_send(self.timeout)
         self._pool_mode.send(actions, env_ids)
 
-    @_deferring_signals
+    @deferring_signals
     def recv(self, timeout: float | None = None) -> RecvResult:
         """Wait for the first ``batch_size`` envs to finish their step and return their results.
 
@@ -493,7 +461,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             returned envs in the order of ``env_ids``. Observations of envs with contiguous ids are views of
             the shared buffer when ``copy=False``.
         """
-        self._check_usable("recv")
+        self._gate.check_usable("recv")
         return self._pool_mode.recv(self._timeout(timeout))
 
     # -- the command cycle ---------------------------------------------------------------------------------
@@ -501,61 +469,9 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
 
-    def _abandon_on(self, error: BaseException) -> None:
-        """Mark the pending call abandoned if ``error`` ends it for its caller (see :func:`_deferring_signals`)."""
-        if not isinstance(error, Error) and not self.closed and self._calls.pending is not None:
-            self._calls.abandoned = True
-
-    def _can_start(self) -> bool:
-        """Whether a new call may start: open, not broken, no call pending and no env in pool mode."""
-        return (
-            not self.closed
-            and self._pool.broken is None
-            and self._calls.pending is None
-            and not self._pool_mode.active()
-        )
-
-    def _check_usable(self, call: str) -> None:
-        """Raise if the env is closed or its pool broken."""
-        if self.closed:
-            raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
-        if self._pool.broken is not None:
-            raise WorkerDiedError(self._pool.broken)
-
-    def _check_no_pending_call(self, call: str) -> None:
-        """Raise if a Gymnasium-style call is pending."""
-        if self._calls.pending is not None:
-            pending = self._calls.pending.name.lower()
-            raise AlreadyPendingCallError(
-                f"{call} was called while a {pending} is pending; call {pending}_wait() first "
-                f"(it also collects results that arrived after a timeout)",
-                pending,
-            )
-
-    def _check_can_start(self, call: str) -> None:
-        """Raise the error that says why ``call`` may not start now, if it may not (see :meth:`_can_start`).
-
-        An abandoned call (see :func:`_deferring_signals`) is collected first.
-        """
-        self._check_usable(call)
-        self._calls.drop_abandoned(self.timeout)
-        self._check_no_pending_call(call)
-        if self._pool_mode.active():
-            raise AlreadyPendingCallError(
-                f"{call} was called while envs {self._pool_mode.busy_envs()} are in pool mode; "
-                f"recv() their results first",
-                "send",
-            )
-
     def _finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""
-        if self._calls.pending is not command or self.closed or self._pool.broken is not None:
-            if self.closed:
-                raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv")
-            if self._pool.broken is not None:
-                raise WorkerDiedError(self._pool.broken)
-            name = command.name.lower()
-            raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
+        self._gate.check_can_finish(command, call)
         return self._calls.finish(command, call, self._timeout(timeout))
 
 

@@ -1,0 +1,134 @@
+"""Which call of an ``AsyncVectorEnv`` may run now, and the error that says why not.
+
+A Gymnasium-style call (``reset``, ``step``, ``call``, ...) may start while the env is open, its pool is not
+broken, no other such call is pending and no env is in pool mode. Its ``*_wait`` needs that call pending. Pool
+mode (``send``/``recv``) needs no Gymnasium-style call pending.
+
+Every public call runs through :func:`deferring_signals`: signal handlers wait for the end of the call or for a
+wait (see ``interrupts``), and a call that an interrupt ends while it is pending is *abandoned*: its caller
+never got its results, so the next call collects and drops it, while ``*_wait`` still returns it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from vecspaces.error import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    Error,
+    InvalidValueError,
+    NoAsyncCallError,
+    WorkerDiedError,
+    message,
+)
+from vecspaces.vector._async import interrupts
+from vecspaces.vector._async.calls import CallCycle
+from vecspaces.vector._async.pool import WorkerPool
+from vecspaces.vector._async.pool_mode import PoolMode
+from vecspaces.vector._async.protocol import Command
+
+__all__ = ["CallGate", "deferring_signals"]
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+DEFERRAL = interrupts.deferred()
+
+
+def deferring_signals(method: Method) -> Method:
+    """Run a method of an object with a ``_gate`` with signals deferred, abandoning the call it interrupts."""
+
+    @functools.wraps(method)
+    def deferring(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with DEFERRAL:
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException as error:
+                self._gate.abandon_on(error)
+                raise
+
+    return deferring  # type: ignore[return-value]
+
+
+class CallGate:
+    """The rules of which call may run, over the call cycle, the pool and pool mode.
+
+    Args:
+        calls: the Gymnasium-style call cycle.
+        pool: the worker pool.
+
+    ``pool_mode`` is set once it exists.
+    """
+
+    pool_mode: PoolMode
+
+    def __init__(self, calls: CallCycle, pool: WorkerPool) -> None:
+        self.calls = calls
+        self.pool = pool
+        self.closed = False
+
+    def can_start(self) -> bool:
+        """Whether a Gymnasium-style call may start right now (nothing to collect first)."""
+        return (
+            not self.closed and self.pool.broken is None and self.calls.pending is None and not self.pool_mode.active()
+        )
+
+    def abandon_on(self, error: BaseException) -> None:
+        """Mark the pending call abandoned if ``error`` ends it for its caller (anything but a vecspaces error)."""
+        if not isinstance(error, Error) and not self.closed and self.calls.pending is not None:
+            self.calls.abandoned = True
+
+    def check_usable(self, call: str) -> None:
+        """Raise if the env is closed or its pool broken."""
+        if self.closed:
+            raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
+        if self.pool.broken is not None:
+            raise WorkerDiedError(self.pool.broken)
+
+    def check_can_start(self, call: str, timeout: float | None) -> None:
+        """Raise the error that says why ``call`` may not start now; an abandoned call is collected first.
+
+        Args:
+            call: the call, for the error.
+            timeout: bounds collecting an abandoned call.
+        """
+        self.check_usable(call)
+        self.calls.drop_abandoned(timeout)
+        self._check_no_pending_call(call)
+        if self.pool_mode.active():
+            raise AlreadyPendingCallError(
+                f"{call} was called while envs {self.pool_mode.busy_envs()} are in pool mode; "
+                f"recv() their results first",
+                "send",
+            )
+
+    def check_can_finish(self, command: Command, call: str) -> None:
+        """Raise unless ``command`` is the pending call, so that ``call`` (its ``*_wait``) may collect it."""
+        self.check_usable(call)
+        if self.calls.pending is not command:
+            name = command.name.lower()
+            raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
+
+    def check_can_send(self, timeout: float | None) -> None:
+        """Raise unless pool mode may send: no Gymnasium-style call pending, no env in the main process."""
+        self.check_usable("send")
+        self.calls.drop_abandoned(timeout)
+        self._check_no_pending_call("send")
+        if self.calls.local is not None:
+            raise InvalidValueError(
+                message(
+                    "pool mode steps every env in the workers",
+                    expected="main_process_envs=0",
+                    got=f"main_process_envs={len(self.calls.local.runners)}",
+                )
+            )
+
+    def _check_no_pending_call(self, call: str) -> None:
+        if self.calls.pending is not None:
+            pending = self.calls.pending.name.lower()
+            raise AlreadyPendingCallError(
+                f"{call} was called while a {pending} is pending; call {pending}_wait() first "
+                f"(it also collects results that arrived after a timeout)",
+                pending,
+            )
