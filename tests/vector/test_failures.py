@@ -217,8 +217,12 @@ def test_a_worker_killed_while_idle_is_reported_by_the_next_call(context: str, c
         elif call == "call":
             assert result == (0, 1, 2)
         assert envs.restarts == 1
-        obs, *_ = envs.step(STEP)
-        assert obs[2, 0] >= 1
+        obs, _, _, truncations, infos = envs.step(STEP)
+        if call == "reset":  # the reset was env 2's first result after the restart, and said so
+            assert obs[2, 0] == 1 and not truncations.any()
+        else:  # a call's result is no row: env 2's first row after the restart is this step's, and says so
+            assert obs[2, 0] == 0 and truncations.tolist() == [False, False, True]
+            assert infos["_worker_restarted"].tolist() == [False, False, True]
     pids = worker_pids(envs)
     envs.close()
     assert_gone([pid for pid in pids if pid is not None])
@@ -401,9 +405,11 @@ def test_restart_brings_crashed_workers_back(context: str, fault: str) -> None:
         assert truncations.tolist() == [False, False, True]
         assert obs[2, 0] == 0 and rewards[2] == 0.0
         assert infos["_worker_restarted"].tolist() == [False, False, True]
-        # The pool keeps stepping: the new env starts from its reset (its fault is due again at step 2).
+        # The pool keeps stepping; as after any truncation in NEXT_STEP mode, the new env's next step is its reset.
         obs, rewards, *_ = envs.step(STEP)
-        assert obs[:, 0].tolist() == [3, 3, 1] and rewards.tolist() == [1, 1, 1]
+        assert obs[:, 0].tolist() == [3, 3, 0] and rewards.tolist() == [1, 1, 0]
+        obs, rewards, *_ = envs.step(STEP)
+        assert obs[:, 0].tolist() == [0, 0, 1] and rewards.tolist() == [0, 0, 1]  # envs 0, 1 ended at 3: reset
         assert envs.restarts == 1
 
 
@@ -447,7 +453,7 @@ def test_a_worker_dying_while_sending_its_reply(context: str, tmp_path: Any, how
         assert obs[:, 0].tolist() == [1, 1, 0] and truncations.tolist() == [False, False, True]
         assert infos["_worker_restarted"].tolist() == [False, False, True]
         # Every count of the dead worker's step is accounted for: the next steps wait for every worker.
-        for expected in ([2, 2, 1], [3, 3, 2]):
+        for expected in ([2, 2, 0], [3, 3, 1]):  # env 2's next step is its reset step (NEXT_STEP)
             obs, *_ = envs.step(STEP)
             assert obs[:, 0].tolist() == expected
         assert envs.restarts == 1

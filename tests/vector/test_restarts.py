@@ -15,7 +15,7 @@ import pytest
 from vecspaces.error import InvalidValueError, WorkerDiedError
 from vecspaces.vector import AsyncVectorEnv
 
-from .envs import SlowToBuildEnv
+from .envs import CountdownEnv, FaultyEnv, SlowToBuildEnv
 
 ONES = np.ones(4, dtype=np.int64)
 
@@ -59,8 +59,11 @@ def test_a_replacement_killed_while_building_is_replaced_again_and_its_rows_flag
         assert obs[:, 0].tolist() == [0, 0, 1, 1] and rewards.tolist() == [0, 0, 1, 1]
         assert envs.restarts == 1  # one replacement succeeded
         assert all(info["alive"] for info in envs.worker_info())
+        # NEXT_STEP: the step after a truncation is the reset step, for a restart as for any truncation.
         obs, rewards, _, truncations, _ = envs.step(ONES)
-        assert obs[:, 0].tolist() == [1, 1, 2, 2] and not truncations.any()
+        assert obs[:, 0].tolist() == [0, 0, 2, 2] and rewards.tolist() == [0, 0, 1, 1] and not truncations.any()
+        obs = envs.step(ONES)[0]
+        assert obs[:, 0].tolist() == [1, 1, 3, 3]
 
 
 @pytest.mark.timeout(60)
@@ -96,3 +99,31 @@ def test_restart_attempts_sets_how_often_a_replacement_may_fail(tmp_path: Any) -
 def test_restart_attempts_must_be_a_positive_int(attempts: Any) -> None:
     with pytest.raises(InvalidValueError, match="restart_attempts"):
         AsyncVectorEnv([SlowToBuildEnv] * 2, restart_attempts=attempts)
+
+
+@pytest.mark.timeout(60)
+def test_pool_mode_delivers_a_finished_step_whose_worker_died_before_it_was_received(context: str) -> None:
+    # One worker steps both envs; env 1's first step kills it.
+    fns = [functools.partial(CountdownEnv, 100, 0), functools.partial(FaultyEnv, "kill", 1)]
+    with AsyncVectorEnv(fns, context=context, num_workers=1, batch_size=2, restart_workers=True) as envs:
+        envs.reset(seed=0)
+        envs.send(np.array([4]), [0])
+        while not envs._pool.control.finished[0]:  # env 0's step is done, not received
+            time.sleep(0.001)
+        envs.send(np.array([5]), [1])  # the worker dies in env 1's step and is replaced
+        obs, rewards, _, truncations, infos, env_ids = envs.recv(timeout=30)
+        assert envs.restarts == 1
+        rows = {i: position for position, i in enumerate(env_ids.tolist())}
+        assert sorted(rows) == [0, 1]
+        # Env 0's finished step is delivered as it was, not replaced by the replacement's reset.
+        first = rows[0]
+        assert obs[first, 0] == 1 and rewards[first] == 4 and not truncations[first]
+        assert not infos.get("_worker_restarted", np.zeros(2, bool))[first]
+        # Env 1's row is the restart.
+        assert obs[rows[1], 0] == 0 and truncations[rows[1]] and infos["worker_restarted"][rows[1]]
+        # Env 0 now lives in the new worker: its first result there says so too; env 1 autoresets.
+        envs.send(np.array([6, 6]), [0, 1])
+        obs, rewards, _, truncations, infos, env_ids = envs.recv(timeout=30)
+        rows = {i: position for position, i in enumerate(env_ids.tolist())}
+        assert truncations[rows[0]] and infos["worker_restarted"][rows[0]] and obs[rows[0], 0] == 0
+        assert not truncations[rows[1]] and obs[rows[1], 0] == 0 and rewards[rows[1]] == 0

@@ -65,15 +65,40 @@ class EnvRunner:
         self.mode = mode
         # True once an episode ended and no reset has happened since.
         self.episode_ended = False
+        # True while the env replaces one whose worker died and has not said so yet (see restart_result).
+        self.restarted = False
+        self.ever_reset = False
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset the env; an explicit reset clears any pending autoreset, in every mode."""
         obs, info = self.env.reset(seed=seed, options=options)
         self.episode_ended = False
+        self.ever_reset = True
+        if self.restarted:
+            self.restarted = False
+            info = {**info, "worker_restarted": True}
         return obs, info
+
+    def restart_result(self) -> StepResult:
+        """The first step result of an env that replaces one whose worker died: its reset, as a truncation.
+
+        The action is not applied; ``info["worker_restarted"]`` says why. The episode counts as ended, so the
+        next step autoresets (NEXT_STEP) or needs a reset (DISABLED), as after any truncation.
+        """
+        obs, info = self.reset()
+        self.episode_ended = self.mode is not AutoresetMode.SAME_STEP  # in SAME_STEP obs already starts one
+        return obs, 0.0, False, True, info
+
+    def ensure_reset(self) -> None:
+        """Reset a replacement env never reset yet, before a call on it; it still reports its restart later."""
+        if self.restarted and not self.ever_reset:
+            self.reset()
+            self.restarted = True
 
     def step(self, action: Any) -> StepResult:
         """Step the env (or autoreset it) and return ``(obs, reward, terminated, truncated, info)``."""
+        if self.restarted:
+            return self.restart_result()
         if self.episode_ended:
             if self.mode is AutoresetMode.NEXT_STEP:
                 obs, info = self.reset()

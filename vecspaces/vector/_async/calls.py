@@ -102,10 +102,8 @@ class CallCycle:
             # were all reset anew).
             stale = [error.env_index for error in self.errors if error.env_index is not None]
             if command is Command.RESET:
-                stale += [i for i in self.not_reset if i not in pool.restarted_envs]
+                stale += self.not_reset
             self.observations.settle(stale)
-        if pool.restarted_envs:
-            pool.restarted_envs.clear()
         raise_env_errors(self.errors)
         return replies
 

@@ -166,6 +166,7 @@ class EnvSlice:
         reply = Reply()
         for runner in self.runners:
             try:
+                runner.ensure_reset()
                 attribute = _get_attribute(runner.env, name)
                 reply.results[runner.index] = attribute(*args, **kwargs) if callable(attribute) else attribute
             except Exception as error:
@@ -176,6 +177,7 @@ class EnvSlice:
         reply = Reply()
         for runner in self.runners:
             try:
+                runner.ensure_reset()
                 reply.results[runner.index] = _get_attribute(runner.env, name)
             except Exception as error:
                 reply.errors.append(capture_error(error, runner.index, f"get_attr({name!r})"))
@@ -186,6 +188,7 @@ class EnvSlice:
         reply = Reply()
         for runner, value in zip(self.runners, values, strict=True):
             try:
+                runner.ensure_reset()
                 setter = getattr(runner.env, "set_wrapper_attr", None)
                 if setter is not None:
                     setter(name, value)

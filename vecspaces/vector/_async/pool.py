@@ -19,7 +19,6 @@ consistent there, so a Ctrl-C that arrived meanwhile is raised there.
 from __future__ import annotations
 
 import contextlib
-import pickle
 import signal
 import time
 from collections.abc import Callable, Iterable
@@ -97,15 +96,22 @@ class WorkerPool:
         self.inflight = InFlight()
         self.broken: str | None = None
         self.restarts = 0
-        # The envs of workers restarted during the pending reset: they were all reset anew, whatever its mask.
-        self.restarted_envs: set[int] = set()
         self.startup_timeout = 0.0
+        # What each worker was last commanded, to redo it on a replacement: the arguments, and in pool mode the
+        # envs it steps.
         self._payloads: dict[int, bytes | None] = {}
+        self._selected: dict[int, list[int]] = {}
+        # Per worker, the replacements started since it last finished a command (each that died has failed).
+        self._unproven: dict[int, int] = {}
 
     # -- processes --------------------------------------------------------------------------------------
 
-    def start(self, workers: Iterable[int], startup_timeout: float) -> list[dict[str, Any]]:
-        """Start the given workers and wait for each to report its envs; return their descriptions in env order."""
+    def start(self, workers: Iterable[int], startup_timeout: float, restarted: bool = False) -> list[dict[str, Any]]:
+        """Start the given workers and wait for each to report its envs; return their descriptions in env order.
+
+        ``restarted``: they replace dead workers, so each env reports its first result as a restart (see
+        ``EnvRunner``).
+        """
         self.startup_timeout = startup_timeout
         workers = list(workers)
         for w in workers:
@@ -122,6 +128,7 @@ class WorkerPool:
                 connection=child_end,
                 spin_seconds=self.spin_seconds,
                 cpu=self.cpus[w],
+                restarted=restarted,
             )
             process = self.ctx.Process(
                 target=self.target, args=(config,), name=f"vecspaces-worker-{w}", daemon=self.daemon
@@ -217,8 +224,16 @@ class WorkerPool:
 
     # -- commands -------------------------------------------------------------------------------------------
 
-    def dispatch(self, w: int, command: Command, payload: bytes | None = None) -> None:
+    def dispatch(
+        self, w: int, command: Command, payload: bytes | None = None, selected: list[int] | None = None
+    ) -> None:
         """Give worker ``w`` a command (it must be IDLE): IDLE -> RUNNING.
+
+        Args:
+            w: the worker.
+            command: the command.
+            payload: its pickled arguments, if it has any.
+            selected: for ``STEP_SELECTED`` (pool mode), the envs to step.
 
         Raises:
             WorkerDiedError: the worker died while idle (and restarting is off or failed); with restarting on,
@@ -226,6 +241,9 @@ class WorkerPool:
         """
         self.control.commands[w] = command
         self._payloads[w] = payload
+        if selected is not None:
+            self._selected[w] = selected
+            self.control.stepping[selected] = 1
         self.inflight.start(w, command)
         self.command_ready[w].release()
         if payload is not None:
@@ -346,6 +364,8 @@ class WorkerPool:
         ready = [w for w in inflight.running if finished[w]]
         for w in ready:
             finished[w] = 0
+            if self._unproven:
+                self._unproven.pop(w, None)
             if not control.has_reply[w]:
                 inflight.finish(w, None)
                 continue
@@ -406,33 +426,40 @@ class WorkerPool:
     # -- death and restart -------------------------------------------------------------------------------
 
     def _handle_death(self, w: int, activity: str) -> None:
-        """Restart dead RUNNING worker ``w`` and finish its command (then DONE), or mark the pool broken and raise.
+        """Replace dead RUNNING worker ``w`` and redo its command (it stays RUNNING), or break the pool and raise.
 
-        A replacement that dies too (while it builds its envs or redoes the command) is replaced again, up to
-        ``restart_attempts`` times in a row; the other workers carry on meanwhile.
+        The replacement's envs report their first result as a restart: reset, ``truncated`` and
+        ``info["worker_restarted"]`` (see ``EnvRunner``); redoing a step steps nothing, a reset resets the envs it
+        selects, a call is made on freshly reset envs. A replacement that dies too (while it builds its envs, or
+        before it finishes a command) is replaced again, up to ``restart_attempts`` times in a row; the other
+        workers carry on meanwhile.
         """
         command = self.inflight.running[w]
         self._bury(w)
-        death = self.death_message(w, activity)
-        failures, failure = 0, ""
+        failure = self.death_message(w, activity)
+        failures = self._unproven.get(w, 0)  # the replacements that died before finishing a command
         while True:
-            if not self.restart or command is Command.CLOSE or failures == self.restart_attempts:
+            if not self.restart or command is Command.CLOSE or failures >= self.restart_attempts:
                 if failures:
                     times = "once" if failures == 1 else f"{failures} times in a row"
-                    death += f"; its replacement failed {times} ({failure})"
-                self.broken = death + BROKEN
+                    failure = (
+                        f"worker {w} (envs {span(self.slices[w])}) could not be restarted: "
+                        f"its replacement failed {times}, the last time: {failure}"
+                    )
+                self.broken = failure + BROKEN
                 del self.inflight.running[w]
                 raise WorkerDiedError(self.broken)
             try:
-                self.start([w], self.startup_timeout)
-                reply = self._rerun(w, command)
+                self.start([w], self.startup_timeout, restarted=True)
             except Exception as error:  # it died, timed out or raised while building its envs
                 failures += 1
                 failure = str(error).removesuffix(BROKEN)
                 self._bury(w)
                 continue
             self.restarts += 1
-            self.inflight.finish(w, reply)
+            self._unproven[w] = failures + 1
+            selected = self._selected.get(w) if command is Command.STEP_SELECTED else None
+            self.dispatch(w, command, self._payloads.get(w), selected)
             return
 
     def _bury(self, w: int) -> None:
@@ -443,58 +470,6 @@ class WorkerPool:
             with contextlib.suppress(ValueError):  # it had released it after all
                 self.memory.concurrency.release()
         self.connections[w].close()
-
-    def _rerun(self, w: int, command: Command) -> Reply:
-        """After a restart: reset the new envs, then redo ``command``.
-
-        A step is not redone: the envs report the reset observation as the step's, ``truncated`` and with
-        ``info["worker_restarted"]``. A reset is redone with its seeds and options, its infos flagged the same
-        way. A call, get_attr or set_attr is redone on the freshly reset envs.
-        """
-        envs = self.slices[w]
-        if command is Command.RESET:
-            self.restarted_envs.update(envs)
-            # Every env of the new worker needs a reset, also those a masked reset leaves alone.
-            payload = self._payloads[w]
-            assert payload is not None  # a reset always sends its seeds, options and mask
-            seeds, options, _ = pickle.loads(payload)
-            reply = self._run_alone(w, Command.RESET, cloudpickle.dumps((seeds, options, [True] * len(envs))))
-        else:
-            reset_all = cloudpickle.dumps(([None] * len(envs), None, [True] * len(envs)))
-            reply = self._run_alone(w, Command.RESET, reset_all)
-            if command not in (Command.STEP, Command.STEP_SELECTED):
-                return self._run_alone(w, command, self._payloads.get(w))
-            self.control.truncations[envs.start : envs.stop] = True
-        for i in envs:
-            reply.infos[i] = {**reply.infos.get(i, {}), "worker_restarted": True}
-        return reply
-
-    def _run_alone(self, w: int, command: Command, payload: bytes | None) -> Reply:
-        """Run one command on worker ``w`` and wait for it, outside the normal cycle (used while restarting)."""
-
-        def died_again() -> WorkerDiedError:
-            return WorkerDiedError(self.death_message(w, f"{command.name.lower()} after a restart"))
-
-        self.control.commands[w] = command
-        self.command_ready[w].release()
-        try:
-            if payload is not None:
-                self.connections[w].send_bytes(payload)
-        except OSError:
-            raise died_again() from None
-        while not self.control.finished[w]:
-            if self.completions.acquire(timeout=WAIT_SLICE_SECONDS):
-                self.inflight.owed -= 1  # it may be another worker's count: accounted as paid in advance
-            elif not self.processes[w].is_alive():
-                raise died_again()
-        self.control.finished[w] = 0
-        self.inflight.owed += 1
-        if not self.control.has_reply[w]:
-            return Reply()
-        try:
-            return self._read_reply(w, command)
-        except _DiedSending:
-            raise died_again() from None
 
 
 class _DiedSending(Exception):

@@ -191,9 +191,9 @@ class PoolMode:
         return ids
 
     def _dispatch_step(self, w: int, envs: list[int], arguments: ActionLeaves | None) -> None:
-        self.control.stepping[envs] = 1
         self.stepping[w] = envs
-        self.pool.dispatch(w, Command.STEP_SELECTED, None if arguments is None else cloudpickle.dumps(arguments))
+        payload = None if arguments is None else cloudpickle.dumps(arguments)
+        self.pool.dispatch(w, Command.STEP_SELECTED, payload, envs)
 
 
 def raise_env_errors(errors: list[EnvError]) -> None:

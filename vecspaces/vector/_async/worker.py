@@ -46,6 +46,7 @@ class WorkerConfig:
         connection: the worker's end of its pipe.
         spin_seconds: the longest the worker polls for the next command before blocking.
         cpu: the CPU the worker pins itself to, or None to let the OS place it.
+        restarted: it replaces a worker that died, so each env reports its first result as a restart.
     """
 
     worker_index: int
@@ -58,6 +59,7 @@ class WorkerConfig:
     connection: Any
     spin_seconds: float
     cpu: int | None = None
+    restarted: bool = False
 
 
 def run_worker(config: WorkerConfig) -> None:
@@ -120,6 +122,9 @@ class _Worker:
         self.envs = EnvSlice(
             config.env_indices, envs, config.autoreset_mode, config.memory, config.worker_index, _check_parent
         )
+        if config.restarted:
+            for runner in self.envs.runners:
+                runner.restarted = True
         self.control = self.envs.control
         self.connection = config.connection
         self.spin = AdaptiveSpin(config.spin_seconds, self.control.blocking)
