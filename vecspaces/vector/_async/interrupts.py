@@ -26,6 +26,7 @@ __all__ = ["checkpoint", "deferred", "unwatch", "watch"]
 
 _WRAPPED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _MAIN_THREAD = threading.main_thread().ident
+_get_ident = threading.get_ident
 
 _Handler = Callable[[int, FrameType | None], Any]
 
@@ -40,13 +41,13 @@ class _Deferral:
         self.watchers = 0
 
     def __enter__(self) -> None:
-        if threading.get_ident() == _MAIN_THREAD:
+        if _get_ident() == _MAIN_THREAD:
             self.depth += 1
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        if threading.get_ident() == _MAIN_THREAD:
+        if _get_ident() == _MAIN_THREAD:
             self.depth -= 1
             if self.pending and not self.depth:
                 self.deliver()
