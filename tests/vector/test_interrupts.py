@@ -87,6 +87,11 @@ def assert_rows_are_the_envs_state(envs: AsyncVectorEnv, result: tuple[Any, ...]
         assert "tick" not in infos
 
 
+def assert_next_step_is_right(envs: AsyncVectorEnv) -> None:
+    actions = np.arange(NUM_ENVS) % 10
+    assert_rows_are_the_envs_state(envs, envs.step(actions), actions)
+
+
 def interrupt_each_instant(envs: AsyncVectorEnv, call: Callable[[], Any], stride: int) -> Iterator[int]:
     """Run ``call`` once per instant with a SIGINT there; yield after each, the interrupt caught."""
     total = instructions_of(call)
@@ -106,8 +111,7 @@ def test_a_step_interrupted_at_any_instant_then_stepped_again(context: str) -> N
         envs.reset()
         envs.step(ONES)  # the next steps alternate: with infos (general path), without (fast path)
         for _ in interrupt_each_instant(envs, lambda: envs.step(ONES), STRIDE[context]):
-            actions = np.arange(NUM_ENVS) % 10
-            assert_rows_are_the_envs_state(envs, envs.step(actions), actions)
+            assert_next_step_is_right(envs)
 
 
 @pytest.mark.timeout(300)
@@ -132,8 +136,7 @@ def test_a_reset_interrupted_at_any_instant(context: str) -> None:
         mask = np.array([True, False, True, False])
         for _ in interrupt_each_instant(envs, lambda: envs.reset(options={"reset_mask": mask}), STRIDE[context]):
             envs.step(ONES)
-            actions = np.full(NUM_ENVS, 3)
-            assert_rows_are_the_envs_state(envs, envs.step(actions), actions)
+            assert_next_step_is_right(envs)
 
 
 @pytest.mark.timeout(300)
@@ -153,8 +156,7 @@ def test_pool_mode_interrupted_at_any_instant(context: str) -> None:
                 rewards, env_ids = envs.recv(timeout=10)[1::4]
                 assert rewards.tolist() == [2.0] * len(env_ids)
             idle.update(range(NUM_ENVS))
-            actions = np.arange(NUM_ENVS) % 10
-            assert_rows_are_the_envs_state(envs, envs.step(actions), actions)
+            assert_next_step_is_right(envs)
 
 
 @pytest.mark.timeout(120)
