@@ -28,7 +28,9 @@ from vecspaces.vector.vector_env import AutoresetMode
 __all__ = ["WorkerConfig", "describe", "run_worker"]
 
 # How long a blocked worker sleeps before checking that the main process still exists.
-PARENT_CHECK_SECONDS = 0.5
+PARENT_CHECK_SECONDS = 0.1
+# The worker's parent when it started (see _check_parent).
+_parent_pid = -1
 
 
 @dataclass
@@ -64,6 +66,8 @@ class WorkerConfig:
 
 def run_worker(config: WorkerConfig) -> None:
     """The worker process's entry point."""
+    global _parent_pid
+    _parent_pid = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if config.cpu is not None:
@@ -162,10 +166,16 @@ class _Worker:
 def _check_parent() -> None:
     """Raise ``_ParentGone`` if the main process is gone."""
     # multiprocessing's parent sentinel closes when the main process dies, even while it is an unreaped
-    # zombie; os.getppid() would not do: under forkserver a worker's parent is the fork server.
+    # zombie. But under fork every worker started after this one holds a copy of the main process's end of
+    # this worker's sentinel pipe, so alone it would let the workers go one at a time, the last first. A new
+    # parent pid (the worker was adopted) tells them all at once, as soon as the dead main process is reaped.
+    # (Under forkserver a worker's parent is the fork server, which exits when the main process does.)
+    if os.getppid() != _parent_pid:
+        raise _ParentGone
     parent = multiprocessing.parent_process()
     if parent is not None and not parent.is_alive():
         raise _ParentGone
+
 
 
 def _activity(command: Command, arguments: Any) -> str:
