@@ -84,7 +84,7 @@ class FaultyEnv(CountdownEnv):
 
     Faults: "raise" (KeyError), "raise_odd" (an exception with a two-argument __init__), "percent" (a
     ValueError whose message holds a %), "exit" (os._exit(3)), "kill" (SIGKILL to itself), "sleep" (sleeps
-    ``seconds``), "bad_shape", "bad_dtype", "unpicklable_info".
+    ``seconds``), "bad_shape", "bad_dtype", "unpicklable_info", "keyboard_interrupt", "system_exit".
     """
 
     def __init__(self, fault: str, at_step: int = 1, seconds: float = 2.0, length: int = 100) -> None:
@@ -123,6 +123,10 @@ class FaultyEnv(CountdownEnv):
             raise ValueError("progress 50% done")
         if self.fault == "exit":
             os._exit(3)
+        if self.fault == "keyboard_interrupt":
+            raise KeyboardInterrupt("raised by the env")
+        if self.fault == "system_exit":
+            raise SystemExit(4)
         if self.fault == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
         if self.fault == "sleep":

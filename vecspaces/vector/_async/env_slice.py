@@ -43,6 +43,9 @@ class EnvSlice:
         memory: the pool's shared memory (observations, actions, control).
         slot: where the slice's ``permits`` flag is (its worker's index; the main process has the last one).
         while_waiting: called while waiting long for a concurrency permit; raises to give up.
+        env_errors: the exceptions of an env that become its error (and the slice goes on). In a worker also
+            ``KeyboardInterrupt`` and ``SystemExit`` raised by an env (the worker ignores Ctrl-C itself); in the
+            main process those are the user's, and propagate.
     """
 
     def __init__(
@@ -53,8 +56,10 @@ class EnvSlice:
         memory: SharedStepMemory,
         slot: int,
         while_waiting: Callable[[], None] = lambda: None,
+        env_errors: tuple[type[BaseException], ...] = (Exception,),
     ) -> None:
         self.env_indices = env_indices
+        self.env_errors = env_errors
         self.runners = [EnvRunner(env, i, autoreset_mode) for i, env in zip(env_indices, envs, strict=True)]
         permits = None if memory.concurrency is None else _Permits(memory, slot, while_waiting)
         # What a step and a reset call: the runners' own methods, or those holding a permit while they run.
@@ -125,7 +130,7 @@ class EnvSlice:
                 terminations[position] = terminated
                 truncations[position] = truncated
                 variable = write(runner.index, obs)
-            except Exception as error:
+            except self.env_errors as error:
                 if reply is None:
                     reply = Reply()
                 reply.errors.append(capture_error(error, runner.index, "step"))
@@ -157,7 +162,7 @@ class EnvSlice:
                     reply.variable[i] = variable
                 if info:
                     reply.infos[i] = info
-            except Exception as error:
+            except self.env_errors as error:
                 reply.errors.append(capture_error(error, i, "reset"))
         return reply
 
@@ -169,7 +174,7 @@ class EnvSlice:
                 runner.ensure_reset()
                 attribute = _get_attribute(runner.env, name)
                 reply.results[runner.index] = attribute(*args, **kwargs) if callable(attribute) else attribute
-            except Exception as error:
+            except self.env_errors as error:
                 reply.errors.append(capture_error(error, runner.index, f"call({name!r})"))
         return reply
 
@@ -179,7 +184,7 @@ class EnvSlice:
             try:
                 runner.ensure_reset()
                 reply.results[runner.index] = _get_attribute(runner.env, name)
-            except Exception as error:
+            except self.env_errors as error:
                 reply.errors.append(capture_error(error, runner.index, f"get_attr({name!r})"))
         return reply
 
@@ -194,7 +199,7 @@ class EnvSlice:
                     setter(name, value)
                 else:
                     setattr(runner.env, name, value)
-            except Exception as error:
+            except self.env_errors as error:
                 reply.errors.append(capture_error(error, runner.index, f"set_attr({name!r})"))
         return reply
 
@@ -203,7 +208,7 @@ class EnvSlice:
         for runner in self.runners:
             try:
                 runner.env.close()
-            except Exception as error:
+            except self.env_errors as error:
                 reply.errors.append(capture_error(error, runner.index, "close"))
         return reply
 

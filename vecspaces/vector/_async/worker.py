@@ -124,7 +124,13 @@ class _Worker:
         self.config = config
         self.index = config.worker_index
         self.envs = EnvSlice(
-            config.env_indices, envs, config.autoreset_mode, config.memory, config.worker_index, _check_parent
+            config.env_indices,
+            envs,
+            config.autoreset_mode,
+            config.memory,
+            config.worker_index,
+            _check_parent,
+            (Exception, KeyboardInterrupt, SystemExit),
         )
         if config.restarted:
             for runner in self.envs.runners:
@@ -175,7 +181,6 @@ def _check_parent() -> None:
     parent = multiprocessing.parent_process()
     if parent is not None and not parent.is_alive():
         raise _ParentGone
-
 
 
 def _activity(command: Command, arguments: Any) -> str:
