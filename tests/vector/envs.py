@@ -275,3 +275,15 @@ class SlowToBuildEnv(CountdownEnv):
             raise RuntimeError("refusing to build")
         time.sleep(build_seconds)
         super().__init__(length=1000)
+
+
+class ValuesEnv(CountdownEnv):
+    """A CountdownEnv whose step returns the given reward and flags, whatever they are."""
+
+    def __init__(self, reward: Any = 0.0, terminated: Any = False, truncated: Any = False) -> None:
+        super().__init__(length=1000)
+        self.values = (reward, terminated, truncated)
+
+    def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        obs, _, _, _, info = super().step(action)
+        return (obs, *self.values, info)

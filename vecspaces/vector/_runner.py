@@ -10,7 +10,9 @@ from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
 
-from vecspaces.error import EpisodeEndedError, InvalidTypeError, message, show
+import numpy as np
+
+from vecspaces.error import EpisodeEndedError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector.vector_env import AutoresetMode
 
 __all__ = ["ENV_ATTRIBUTES", "EnvRunner", "build_env"]
@@ -48,6 +50,66 @@ def build_env(env_fn: Callable[[], Any], index: int) -> Any:
 
 
 StepResult = tuple[Any, Any, Any, Any, dict[str, Any]]
+
+# The types of rewards and flags checked by a set lookup; anything else takes the slower look of check_step.
+_PLAIN_REWARDS = frozenset((float, int, bool, np.float64, np.float32, np.int64, np.int32))
+_PLAIN_FLAGS = frozenset((bool, np.bool_))
+
+
+def check_step(reward: Any, terminated: Any, truncated: Any, index: int) -> None:
+    """Raise unless ``reward`` is a real number and the flags are bools (numpy's, or size-1 arrays, too).
+
+    Stored as they come, a reward of None would become NaN and a flag of "yes" True, without a word.
+
+    Raises:
+        InvalidTypeError: naming env ``index``, the value and what was expected.
+        InvalidValueError: the reward is an array of more or fewer than one number.
+
+    Example:
+        >>> check_step(1.0, False, np.bool_(True), 0)
+        >>> check_step(None, False, False, 2)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vecspaces.error.InvalidTypeError: env 2 returned a reward that is not a real number, expected ...
+    """
+    if type(reward) not in _PLAIN_REWARDS and not _is_real(reward):
+        if isinstance(reward, np.ndarray) and reward.size != 1 and reward.dtype.kind in "biuf":
+            raise InvalidValueError(
+                message(
+                    f"env {index} returned a reward of {reward.size} numbers",
+                    expected="one real number",
+                    got=show(reward),
+                    fix="return one reward per step, e.g. float(reward.sum())",
+                )
+            )
+        raise InvalidTypeError(
+            message(
+                f"env {index} returned a reward that is not a real number",
+                expected="an int, a float, a numpy integer or floating scalar, or an array of one of those",
+                got=show(reward),
+                fix="return float(reward) from step()",
+            )
+        )
+    for name, flag in (("terminated", terminated), ("truncated", truncated)):
+        if type(flag) not in _PLAIN_FLAGS and not _is_bool(flag):
+            raise InvalidTypeError(
+                message(
+                    f"env {index} returned {name} that is not a bool",
+                    expected="a bool or a numpy bool",
+                    got=show(flag),
+                    fix=f"return bool({name}) from step()",
+                )
+            )
+
+
+def _is_real(value: Any) -> bool:
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return True
+    return isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf"
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind == "b"
 
 
 class EnvRunner:
@@ -114,6 +176,12 @@ class EnvRunner:
                 )
         result = self.env.step(action)
         obs, reward, terminated, truncated, info = result
+        if (
+            type(reward) not in _PLAIN_REWARDS
+            or type(terminated) not in _PLAIN_FLAGS
+            or type(truncated) not in _PLAIN_FLAGS
+        ):
+            check_step(reward, terminated, truncated, self.index)
         if not (terminated or truncated):
             return result  # episode_ended is False here: every mode handled an ended episode above
         self.episode_ended = True
