@@ -32,12 +32,16 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import multiprocessing.heap
+import os
+import shutil
 from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import psutil
 
 from vecspaces._ops.arguments import check_batch_size
 from vecspaces._ops.memory_nodes import (
@@ -52,7 +56,7 @@ from vecspaces._ops.memory_nodes import (
     format_path,
     layout_nodes,
 )
-from vecspaces.error import CustomSpaceError, InvalidTypeError, message, show
+from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces import Dict, Tuple
 from vecspaces.spaces.space import Space
 from vecspaces.vector.utils.shared_batch import BatchLayout, FixedLeaf, SharedBatch, Slot
@@ -270,7 +274,9 @@ class SharedLayout:
                 )
             )
         # Room to move the start to a slot boundary: the allocator only promises 8-byte alignment.
-        buffer = array_factory(ctypes.c_uint8, self.nbytes + SLOT_ALIGNMENT, lock=False)
+        nbytes = self.nbytes + SLOT_ALIGNMENT
+        check_room(nbytes, name)
+        buffer = array_factory(ctypes.c_uint8, nbytes, lock=False)
         padding = -ctypes.addressof(buffer) % SLOT_ALIGNMENT
         return SharedBatch(self, buffer, padding, name)
 
@@ -399,3 +405,39 @@ def _make_assembler(nodes: tuple[LayoutNode, ...]) -> Callable[[list[Any]], Any]
 
     assemble, _ = build(0)
     return assemble
+
+
+def check_room(nbytes: int, name: str) -> None:
+    """Raise if ``nbytes`` of shared memory could never be had here, before trying.
+
+    Trying would not fail cleanly: ``multiprocessing`` writes the zeros of a new array into a file in
+    ``/dev/shm`` (Linux) until the file is whole, so an impossible size fills memory for minutes, then fails
+    deep inside. The bound is the machine's memory (RAM and swap) and the room left where the file goes.
+
+    Raises:
+        InvalidValueError: naming the size and the bound.
+    """
+    room = psutil.virtual_memory().total + psutil.swap_memory().total
+    where = "this machine's memory (RAM and swap)"
+    for directory in getattr(multiprocessing.heap.Arena, "_dir_candidates", ()):
+        if os.path.isdir(directory) and shutil.disk_usage(directory).free < room:
+            room, where = shutil.disk_usage(directory).free, f"the room left in {directory}"
+    if nbytes > room:
+        raise InvalidValueError(
+            message(
+                f"shared memory for {name} is too large",
+                expected=f"at most {_size(room)}, {where}",
+                got=f"{_size(nbytes)} ({nbytes} bytes)",
+                fix="use fewer envs or smaller observations, or shared_memory=False",
+            )
+        )
+
+
+def _size(nbytes: int) -> str:
+    """``nbytes`` in the largest binary unit that keeps it at least 1, e.g. ``4.0 TiB``."""
+    size, unit = float(nbytes), "bytes"
+    for larger in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, larger
+    return f"{size:.1f} {unit}" if unit != "bytes" else f"{nbytes} bytes"
