@@ -287,3 +287,38 @@ class ValuesEnv(CountdownEnv):
     def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         obs, _, _, _, info = super().step(action)
         return (obs, *self.values, info)
+
+
+def _rebuilt_only_in_workers(value: int) -> FailsInMain:
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:
+        raise ValueError("this value cannot be rebuilt in the main process")
+    return FailsInMain(value)
+
+
+class FailsInMain:
+    """A value that pickles anywhere but unpickles only in a worker (as when its class is not importable there)."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        return _rebuilt_only_in_workers, (self.value,)
+
+
+class FailsInMainInfoEnv(CountdownEnv):
+    """A CountdownEnv whose info at step ``at_step`` holds a value the main process cannot unpickle."""
+
+    def __init__(self, at_step: int = 1) -> None:
+        super().__init__(length=1000)
+        self.at_step = at_step
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = super().step(action)
+        if self.count == self.at_step:
+            info = {**info, "handle": self.handle()}
+        return obs, reward, terminated, truncated, info
+
+    def handle(self) -> FailsInMain:
+        return FailsInMain(self.count)

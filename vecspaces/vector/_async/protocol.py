@@ -9,6 +9,7 @@ from enum import IntEnum
 from typing import Any
 
 import cloudpickle
+import numpy as np
 
 __all__ = [
     "ActionLeaves",
@@ -19,6 +20,7 @@ __all__ = [
     "add_note",
     "capture_error",
     "load_reply",
+    "pack_values",
     "rebuild_error",
 ]
 
@@ -102,19 +104,93 @@ class Reply:
         return bool(self.results or self.infos or self.variable or self.errors)
 
 
+@dataclass(frozen=True)
+class Pickled:
+    """A value of an info or a call result, pickled on its own (see :func:`pack_values`)."""
+
+    data: bytes
+
+
+# Values of these types unpickle wherever numpy imports; anything else might not (its class, its __reduce__).
+_PLAIN_TYPES = frozenset((int, float, bool, str, bytes, type(None), complex))
+_NESTED_TYPES = (dict, list, tuple)
+
+
+def _is_plain(value: Any, depth: int = 0) -> bool:
+    kind = type(value)
+    if kind in _PLAIN_TYPES or isinstance(value, np.generic):
+        return True
+    if kind is np.ndarray:
+        return bool(value.dtype.kind != "O")
+    if kind in _NESTED_TYPES and depth < 3:
+        items = value.items() if kind is dict else enumerate(value)
+        return all(type(key) in _PLAIN_TYPES and _is_plain(item, depth + 1) for key, item in items)
+    return False
+
+
+def pack_values(reply: Reply) -> None:
+    """In the worker: pickle apart each info value and call result that is not plain data.
+
+    So that a value the main process fails to unpickle (its class is not importable there, its ``__reduce__``
+    raises) is an error naming its env and key, while the rest of the reply arrives (see :func:`load_reply`).
+    A value that cannot be pickled at all is left for the reply's own pickling to report.
+    """
+    for index, info in reply.infos.items():
+        packed = {key: _packed(value) for key, value in info.items()}
+        if any(packed[key] is not value for key, value in info.items()):
+            reply.infos[index] = packed  # a new dict: the env may keep its own
+    for index, result in reply.results.items():
+        reply.results[index] = _packed(result)
+
+
+def _packed(value: Any) -> Any:
+    if _is_plain(value):
+        return value
+    try:
+        return Pickled(cloudpickle.dumps(value))
+    except Exception:
+        return value
+
+
 def load_reply(data: bytes, envs: range, activity: str) -> Reply:
-    """Unpickle a worker's reply; a reply that fails to unpickle becomes an error of its envs instead of raising.
+    """Unpickle a worker's reply, and each value pickled apart; a failure becomes an env error, never raises.
 
     Args:
         data: the pickled reply, as the worker sent it.
         envs: the envs of the worker that sent it.
-        activity: what the worker was doing, for the error.
+        activity: what the worker was doing, for the errors.
     """
     try:
         reply: Reply = pickle.loads(data)
     except Exception as error:
         return Reply(errors=[capture_error(error, envs.start, f"{activity} (unpickling its reply)")])
+    for index, info in reply.infos.items():
+        for key, value in list(info.items()):
+            if type(value) is Pickled:
+                unpacked = _unpacked(value, reply, index, f"{activity}, unpickling info[{key!r}]")
+                if unpacked is _FAILED:
+                    del info[key]
+                else:
+                    info[key] = unpacked
+    for index, result in list(reply.results.items()):
+        if type(result) is Pickled:
+            unpacked = _unpacked(result, reply, index, f"{activity}, unpickling its result")
+            if unpacked is _FAILED:
+                del reply.results[index]
+            else:
+                reply.results[index] = unpacked
     return reply
+
+
+_FAILED = object()
+
+
+def _unpacked(value: Pickled, reply: Reply, index: int, what: str) -> Any:
+    try:
+        return pickle.loads(value.data)
+    except Exception as error:
+        reply.errors.append(capture_error(error, index, what))
+        return _FAILED
 
 
 def capture_error(error: BaseException, env_index: int | None, command: str) -> EnvError:

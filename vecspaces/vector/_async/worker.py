@@ -19,7 +19,7 @@ import cloudpickle
 
 from vecspaces.error import InvalidTypeError, message, show
 from vecspaces.vector._async.env_slice import EnvSlice
-from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error
+from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error, pack_values
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import AdaptiveSpin, acquire
 from vecspaces.vector._runner import build_env
@@ -200,6 +200,7 @@ def _serialise(reply: Reply, activity: str, variable_names: tuple[str, ...] = ()
         activity: what the worker was doing, for the errors.
         variable_names: what the errors call the observation's variable-size leaves, e.g. ``obs['bag']``.
     """
+    pack_values(reply)
     try:
         return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
