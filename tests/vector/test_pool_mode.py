@@ -233,3 +233,12 @@ def test_close_while_envs_are_in_flight_returns_promptly() -> None:
     import psutil
 
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids)
+
+
+def test_send_to_every_env_in_another_order_gives_each_env_its_own_action() -> None:
+    with counting_pool(num_envs=4, num_workers=2, batch_size=4) as envs:
+        envs.reset(seed=0)
+        env_ids = [3, 1, 0, 2]
+        envs.send(np.array([7, 5, 4, 6]), env_ids)  # env i gets action i + 4
+        _, rewards, _, _, _, received = envs.recv()
+        assert dict(zip(received.tolist(), rewards.tolist(), strict=True)) == {0: 4, 1: 5, 2: 6, 3: 7}

@@ -53,7 +53,7 @@ class ActionWriter:
         if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
             if actions.dtype != view.dtype:
                 actions = cast_exactly(actions, view.dtype, "actions")
-            if count == self.num_envs:
+            if type(envs) is range and count == self.num_envs:  # every env, in order
                 view[...] = actions
             else:
                 view[list(envs)] = actions
