@@ -30,6 +30,8 @@ def test_an_env_raising_a_base_exception_reports_it_and_keeps_its_worker(
             envs.step(np.ones(2, dtype=np.int64))
         assert any("env 1" in note for note in getattr(caught.value, "__notes__", []))
         assert "raised by env 1 during step" in str(caught.value.__cause__)
+        if kind is SystemExit:
+            assert caught.value.code == 4  # type: ignore[attr-defined]
         assert [info["pid"] for info in envs.worker_info()] == pids
         assert all(info["alive"] for info in envs.worker_info())
         obs = envs.step(np.ones(2, dtype=np.int64))[0]

@@ -213,6 +213,8 @@ def _unpack(payload: bytes) -> BaseException:
     kind, args, attributes = pickle.loads(payload)
     error: BaseException = kind.__new__(kind, *args)
     error.args = args
+    if isinstance(error, SystemExit):
+        SystemExit.__init__(error, *args)  # its exit code is set by __init__, not kept in its __dict__
     error.__dict__.update(attributes)
     return error
 

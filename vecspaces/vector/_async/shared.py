@@ -37,7 +37,7 @@ from vecspaces.spaces import Box, Dict, Space
 from vecspaces.vector._async.lending import buffers_needed
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector.utils.shared_batch import SharedBatch
-from vecspaces.vector.utils.shared_layout import SharedLayout
+from vecspaces.vector.utils.shared_layout import SLOT_ALIGNMENT, SharedLayout, check_room
 
 __all__ = ["Control", "SharedStepMemory"]
 
@@ -102,16 +102,24 @@ class SharedStepMemory:
         lend_observations: bool = False,
         max_concurrency: int | None = None,
     ) -> None:
+        observations = (
+            SharedLayout(observation_space, num_envs, custom_as_variable=True) if shared_observations else None
+        )
+        copies = 0 if observations is None else buffers_needed(observations, lend_observations)
+        actions = SharedLayout(action_space, num_envs, custom_as_variable=True)
+        control = SharedLayout(_control_space(num_envs, num_workers), 1)
+        # Every buffer together, before any is allocated (each checks itself alone too).
+        layouts = [actions, control] + [observations] * copies if observations is not None else [actions, control]
+        check_room(
+            sum(layout.nbytes + SLOT_ALIGNMENT for layout in layouts),
+            f"{num_envs} envs ({copies} observation buffers, actions and control)",
+        )
         self.concurrency: Any = None if max_concurrency is None else ctx.BoundedSemaphore(max_concurrency)
         self.observations: tuple[SharedBatch, ...] | None = None
-        if shared_observations:
-            layout = SharedLayout(observation_space, num_envs, custom_as_variable=True)
-            copies = buffers_needed(layout, lend_observations)
-            self.observations = tuple(layout.allocate(ctx, name="obs") for _ in range(copies))
-        self.actions: SharedBatch = SharedLayout(action_space, num_envs, custom_as_variable=True).allocate(
-            ctx, name="action"
-        )
-        self._control: SharedBatch = SharedLayout(_control_space(num_envs, num_workers), 1).allocate(ctx)
+        if observations is not None:
+            self.observations = tuple(observations.allocate(ctx, name="obs") for _ in range(copies))
+        self.actions: SharedBatch = actions.allocate(ctx, name="action")
+        self._control: SharedBatch = control.allocate(ctx)
 
     def write_actions(
         self, envs: Sequence[int], env_actions: Sequence[Any], worker_of: Sequence[int] | npt.NDArray[np.integer[Any]]

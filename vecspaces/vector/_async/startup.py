@@ -83,16 +83,21 @@ def start_pool(
     If the workers fail to start, they are stopped and the local envs closed before the error goes on.
     """
     num_workers = len(settings.slices)
-    memory = SharedStepMemory(
-        context,
-        single_observation,
-        single_action,
-        settings.num_envs,
-        num_workers,
-        settings.shared_memory,
-        settings.copy,
-        settings.max_concurrency,
-    )
+    try:
+        memory = SharedStepMemory(
+            context,
+            single_observation,
+            single_action,
+            settings.num_envs,
+            num_workers,
+            settings.shared_memory,
+            settings.copy,
+            settings.max_concurrency,
+        )
+    except BaseException:
+        for env in local_envs:
+            env.close()
+        raise
     local = len(local_envs)
     local_slice = EnvSlice(range(local), local_envs, settings.autoreset_mode, memory, num_workers) if local else None
     calls = CallCycle(local_slice, settings.num_envs)
