@@ -1,0 +1,390 @@
+"""Stateful fuzzing of AsyncVectorEnv (restart_workers=True) against a model of its envs (``pool_model``).
+
+Hypothesis drives one small pool (2 workers, 4 envs of ``FuzzEnv``, forkserver) with random sequences of
+``step``, ``step_async``/``step_wait`` (with and without timeouts), masked and seeded ``reset``, ``call``,
+``get_attr``, ``set_attr``, pool mode ``send``/``recv``, env exceptions (an action, or ``set_attr("fail_at")``)
+and SIGKILLed workers. Every row the pool returns is checked against what the model says that env may return,
+and every wait has a bound, so a hang fails the example instead of the run.
+
+The pool is built once per variant and reused across examples (building one costs ~0.3 s under forkserver);
+each example starts by draining whatever the last one left pending and resetting, which re-syncs the model.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
+
+from tests.vector.fuzz_envs import RAISE, FuzzEnv, FuzzEnvError
+from tests.vector.pool_model import EnvError, PoolModel, Row, env_info
+from vecspaces.error import NoAsyncCallError, WaitTimeoutError
+from vecspaces.vector import AsyncVectorEnv
+
+NUM_ENVS = 4
+NUM_WORKERS = 2
+BATCH_SIZE = 2
+LENGTH = 3  # steps per episode, so episodes end (and autoreset) often
+# The bound on every wait: a wait longer than this is a hang.
+HANG_SECONDS = 10.0
+FUZZ_SETTINGS = settings(
+    max_examples=25,
+    stateful_step_count=30,
+    deadline=None,
+    # Shrinking replays examples with kills and restarts for minutes; FUZZ_SHRINK=1 turns it on for debugging.
+    phases=list(Phase) if os.environ.get("FUZZ_SHRINK") else [Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+# An action: mostly 0-4 (4 truncates), now and then RAISE (the env raises), about one env in twenty.
+actions = st.integers(0, 20).map(lambda a: a if a <= RAISE else a % 4)
+env_actions = st.lists(actions, min_size=NUM_ENVS, max_size=NUM_ENVS)
+seeds = st.none() | st.integers(0, 50)
+# A reset mask resets at least one env (an all-False mask is refused, by design).
+masks = st.lists(st.booleans(), min_size=NUM_ENVS, max_size=NUM_ENVS).filter(any)
+# send() of every env in an order other than 0..n-1 gives env i the i-th action instead of its own (a bug,
+# reported with the fuzz; ActionWriter.write's ``count == num_envs`` shortcut ignores env_ids). Until it is
+# fixed, a send naming every env names them in order; set True to fuzz the order again.
+FUZZ_FULL_SEND_ORDER = False
+
+
+class PoolHolder:
+    """One AsyncVectorEnv per variant, built on first use and rebuilt when an example left it unusable."""
+
+    def __init__(self, batch_size: int | None) -> None:
+        self.batch_size = batch_size
+        self.envs: AsyncVectorEnv | None = None
+
+    def get(self) -> AsyncVectorEnv:
+        """The pool, built if there is none."""
+        if self.envs is None:
+            self.envs = AsyncVectorEnv(
+                [functools.partial(FuzzEnv, i, LENGTH) for i in range(NUM_ENVS)],
+                context="forkserver",
+                num_workers=NUM_WORKERS,
+                batch_size=self.batch_size,
+                restart_workers=True,
+                timeout=HANG_SECONDS,
+            )
+        return self.envs
+
+    def rebuild(self) -> AsyncVectorEnv:
+        """Close the pool (at once) and build a new one."""
+        self.close()
+        return self.get()
+
+    def close(self) -> None:
+        """Close the pool, if any."""
+        if self.envs is not None:
+            self.envs.close(terminate=True)
+            self.envs = None
+
+
+def drain(envs: AsyncVectorEnv) -> None:
+    """Finish whatever call or pool-mode step is pending, discarding results and env errors."""
+    try:
+        envs.step_wait(timeout=HANG_SECONDS)
+    except NoAsyncCallError:
+        pass
+    except FuzzEnvError:
+        pass
+    while True:
+        try:
+            envs.recv(timeout=HANG_SECONDS)
+        except NoAsyncCallError:
+            return
+        except FuzzEnvError:
+            continue
+
+
+def kill_worker(envs: AsyncVectorEnv, w: int) -> bool:
+    """SIGKILL worker ``w`` if it is alive and wait until it is gone; whether it was killed."""
+    info = envs.worker_info()[w]
+    if not info["alive"]:
+        return False
+    os.kill(info["pid"], signal.SIGKILL)
+    deadline = time.monotonic() + HANG_SECONDS
+    while envs.worker_info()[w]["alive"]:
+        assert time.monotonic() < deadline, f"worker {w} (pid {info['pid']}) outlived SIGKILL"
+        time.sleep(0.005)
+    return True
+
+
+def label_of(error: FuzzEnvError) -> int:
+    """The env a FuzzEnvError came from (its message starts with ``env <label>``)."""
+    return int(str(error).split()[1])
+
+
+class PoolMachine(RuleBasedStateMachine):
+    """Random calls on one pool, each result checked against :class:`PoolModel`.
+
+    Args:
+        holder: the pool.
+        kills: whether workers are SIGKILLed.
+        pool_mode: whether ``send``/``recv`` are used (needs a pool with a batch size).
+    """
+
+    def __init__(self, holder: PoolHolder, kills: bool, pool_mode: bool) -> None:
+        super().__init__()
+        self.holder = holder
+        self.kills = kills
+        self.pool_mode = pool_mode
+        self.envs: AsyncVectorEnv = holder.get()
+        self.model: PoolModel
+
+    # -- start of an example -------------------------------------------------------------------------------
+
+    @initialize(seed=st.integers(0, 50))
+    def start(self, seed: int) -> None:
+        try:
+            drain(self.envs)
+            self.envs.call("rewind")
+            obs, infos = self.envs.reset(seed=seed)
+        except Exception:  # an earlier failing example broke it: start again from a new pool
+            self.envs = self.holder.rebuild()
+            self.envs.call("rewind")
+            obs, infos = self.envs.reset(seed=seed)
+        slices = [info["envs"] for info in self.envs.worker_info()]
+        self.model = PoolModel([functools.partial(FuzzEnv, i, LENGTH) for i in range(NUM_ENVS)], slices, BATCH_SIZE)
+        self.check_reset(self.model.reset([seed + i for i in range(NUM_ENVS)], None, None), obs, infos)
+
+    # -- preconditions -------------------------------------------------------------------------------------
+
+    def idle(self) -> bool:
+        return self.model.pending is None and not self.model.in_flight
+
+    # -- Gymnasium-style calls -----------------------------------------------------------------------------
+
+    @precondition(lambda self: self.idle())
+    @rule(actions=env_actions, as_array=st.booleans())
+    def step(self, actions: list[int], as_array: bool) -> None:
+        """``step``: as an int64 array (the pool's shortest path) or a list (through step_async/step_wait)."""
+        self.model.pending = {i: self.model.step_candidates(i, a) for i, a in enumerate(actions)}
+        batch: Any = np.array(actions, dtype=np.int64) if as_array else list(actions)
+        try:
+            result = self.envs.step(batch)
+        except FuzzEnvError as error:
+            self.check_step_error(error)
+            return
+        self.check_step(result)
+
+    @precondition(lambda self: self.idle())
+    @rule(actions=env_actions)
+    def step_async(self, actions: list[int]) -> None:
+        self.model.pending = {i: self.model.step_candidates(i, a) for i, a in enumerate(actions)}
+        self.envs.step_async(np.array(actions, dtype=np.int64))
+
+    @precondition(lambda self: self.model.pending is not None)
+    @rule(timeout=st.sampled_from([None, 0.0, 0.01]))
+    def step_wait(self, timeout: float | None) -> None:
+        """``step_wait``; when a short timeout passes first, the step stays pending and a second wait collects it.
+
+        (Both waits in one rule: whether the timeout passes depends on timing, and Hypothesis needs the rules
+        that may run next to be the same each time it replays an example.)
+        """
+        try:
+            try:
+                result = self.envs.step_wait(timeout=timeout)
+            except WaitTimeoutError:
+                assert timeout is not None, "step_wait without a timeout hung"
+                result = self.envs.step_wait()
+        except FuzzEnvError as error:
+            self.check_step_error(error)
+            return
+        self.check_step(result)
+
+    @precondition(lambda self: self.idle())
+    @rule(seed=seeds, mask=st.none() | masks, start=seeds)
+    def reset(self, seed: int | None, mask: list[bool] | None, start: int | None) -> None:
+        options: dict[str, Any] = {} if start is None else {"start": start % 3}
+        if mask is not None:
+            options["reset_mask"] = np.array(mask)
+        obs, infos = self.envs.reset(seed=seed, options=options or None)
+        per_env = [None if seed is None else seed + i for i in range(NUM_ENVS)]
+        self.check_reset(
+            self.model.reset(per_env, {"start": start % 3} if start is not None else None, mask), obs, infos
+        )
+
+    @precondition(lambda self: self.idle())
+    @rule()
+    def call_state(self) -> None:
+        assert self.envs.call("state") == tuple(self.model.calls(lambda env: env.call("state")))
+
+    @precondition(lambda self: self.idle())
+    @rule(by=st.integers(0, 9))
+    def call_shift(self, by: int) -> None:
+        assert self.envs.call("shift", by) == tuple(self.model.calls(lambda env: env.call("shift", by)))
+
+    @precondition(lambda self: self.idle())
+    @rule()
+    def get_attr_count(self) -> None:
+        assert self.envs.get_attr("count") == tuple(self.model.calls(lambda env: env.get_attr("count")))
+
+    @precondition(lambda self: self.idle())
+    @rule(values=st.lists(st.none() | st.integers(1, 4), min_size=NUM_ENVS, max_size=NUM_ENVS))
+    def set_fail_at(self, values: list[int | None]) -> None:
+        """The env raises when its step count is about to reach ``fail_at``."""
+        self.envs.set_attr("fail_at", values)
+        self.model.calls(lambda env: None)
+        for env, value in zip(self.model.envs, values, strict=True):
+            env.set_attr("fail_at", value)
+
+    @precondition(lambda self: self.idle())
+    @rule(delay=st.sampled_from([0.0, 0.02]))
+    def set_delay(self, delay: float) -> None:
+        """Slow steps, so a short ``step_wait`` timeout passes (the model's twins need no delay)."""
+        self.envs.set_attr("delay", delay)
+        self.model.calls(lambda env: None)
+
+    # -- failures ------------------------------------------------------------------------------------------
+
+    @precondition(lambda self: self.kills)
+    @rule(w=st.integers(0, NUM_WORKERS - 1))
+    def kill(self, w: int) -> None:
+        """SIGKILL a worker: idle, or with a step or pool-mode envs under way."""
+        if kill_worker(self.envs, w):
+            self.model.kill(w)
+
+    # -- pool mode -----------------------------------------------------------------------------------------
+
+    @precondition(lambda self: self.pool_mode and self.model.pending is None)
+    @rule(data=st.data())
+    def send(self, data: st.DataObject) -> None:
+        idle = [i for i in range(NUM_ENVS) if i not in self.model.in_flight]
+        if not idle:
+            return
+        ids = data.draw(st.lists(st.sampled_from(idle), min_size=1, unique=True), label="env_ids")
+        if len(ids) == NUM_ENVS and not FUZZ_FULL_SEND_ORDER:
+            ids.sort()
+        sent: list[int] = []
+        sent_actions: list[int] = []
+        for i in ids:
+            action = data.draw(actions, label=f"action of env {i}")
+            candidates = self.model.step_candidates(i, action)
+            # One env error in flight at a time: which of two a recv raises depends on timing.
+            if any(isinstance(c.outcome, EnvError) for c in candidates) and self.errors_in_flight():
+                continue
+            self.model.in_flight[i] = candidates
+            sent.append(i)
+            sent_actions.append(action)
+        if sent:
+            self.envs.send(np.array(sent_actions, dtype=np.int64), sent)
+
+    def errors_in_flight(self) -> bool:
+        return any(isinstance(c.outcome, EnvError) for cs in self.model.in_flight.values() for c in cs)
+
+    @precondition(lambda self: self.pool_mode and bool(self.model.in_flight))
+    @rule()
+    def recv(self) -> None:
+        expected_count = min(BATCH_SIZE, len(self.model.in_flight))
+        try:
+            obs, rewards, terminations, truncations, infos, env_ids = self.envs.recv()
+        except FuzzEnvError as error:
+            label = label_of(error)
+            assert label in self.model.in_flight, f"recv raised env {label}'s error, but it was not stepping"
+            assert self.model.resolve(label, EnvError(label)) is not None, (
+                f"recv raised env {label}'s error, expected {self.describe(self.model.in_flight[label])}"
+            )
+            del self.model.in_flight[label]
+            return
+        ids = env_ids.tolist()
+        assert len(ids) == expected_count and len(set(ids)) == len(ids), f"recv returned envs {ids}"
+        for position, i in enumerate(ids):
+            assert i in self.model.in_flight, f"recv returned env {i}, which was not stepping"
+            info = env_info(infos, position)
+            row = Row.of(obs[position], rewards[position], terminations[position], truncations[position], info)
+            self.check_row(i, row, self.model.in_flight[i])
+            del self.model.in_flight[i]
+
+    # -- checks --------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def describe(candidates: list[Any]) -> str:
+        return " or ".join(repr(c.outcome) for c in candidates)
+
+    def check_row(self, i: int, row: Row, candidates: list[Any]) -> None:
+        """Env ``i``'s returned row is one its candidates allow; the model takes that branch."""
+        assert self.model.resolve(i, row) is not None, (
+            f"env {i} returned {row}, expected {self.describe(candidates)}"
+            + (" (its worker was killed)" if any(c.restarted for c in candidates) else "")
+        )
+
+    def check_step(self, result: tuple[Any, ...]) -> None:
+        obs, rewards, terminations, truncations, infos = result
+        pending = self.model.pending
+        assert pending is not None
+        for i in range(NUM_ENVS):
+            row = Row.of(obs[i], rewards[i], terminations[i], truncations[i], env_info(infos, i))
+            self.check_row(i, row, pending[i])
+        self.model.pending = None
+
+    def check_step_error(self, error: FuzzEnvError) -> None:
+        """A step raised: the lowest env that may raise did; then every env is where the model says."""
+        pending = self.model.pending
+        assert pending is not None
+        label = label_of(error)
+        may_raise = [i for i, cs in pending.items() if any(isinstance(c.outcome, EnvError) for c in cs)]
+        must_raise = [i for i, cs in pending.items() if all(isinstance(c.outcome, EnvError) for c in cs)]
+        assert label in may_raise, f"step raised env {label}'s error, expected one of {may_raise}"
+        assert not [i for i in must_raise if i < label], f"step raised env {label}'s error before {must_raise}"
+        for i, candidates in pending.items():
+            if any(c.restarted for c in candidates):
+                # Finished before the kill (the worker is dead: the next call restarts it) or restarted: either
+                # way the next call sees a fresh env, and the restart row went down with the exception.
+                self.model.settle_by_call(i)
+            else:
+                self.model.apply(i, candidates[0])
+        self.model.pending = None
+        # The envs' states now, as the model has them (this also restarts a worker found dead).
+        assert self.envs.call("state") == tuple(self.model.calls(lambda env: env.call("state")))
+
+    def check_reset(self, expected: list[Any], obs: Any, infos: dict[str, Any]) -> None:
+        for i, (observations, info) in enumerate(expected):
+            got = Row.of(obs[i], 0, False, False, {}).obs
+            assert got in observations, f"reset: env {i} shows {got}, expected one of {observations}"
+            assert env_info(infos, i) == (info or {}), f"reset: env {i} info {env_info(infos, i)}, expected {info}"
+            self.model.last_obs[i] = [got]
+
+
+@pytest.fixture(scope="module")
+def holders() -> Iterator[dict[str, PoolHolder]]:
+    pools = {"plain": PoolHolder(None), "pool_mode": PoolHolder(BATCH_SIZE)}
+    yield pools
+    for holder in pools.values():
+        holder.close()
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(
+    ("kills", "pool_mode"),
+    [
+        pytest.param(False, False, id="calls"),
+        pytest.param(True, False, id="calls_and_kills"),
+        pytest.param(False, True, id="pool_mode"),
+        pytest.param(
+            True,
+            True,
+            id="pool_mode_and_kills",
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="known, being fixed: in pool mode a worker dying after one of its envs finished, before recv, "
+                "loses that env's result and returns its reset row truncated but without worker_restarted; "
+                "also found here (reported): an env of a restarted worker that was not stepping comes back from "
+                "its silent reset without truncated/worker_restarted, and stale stepping flags make the new worker "
+                "step envs nobody sent",
+            ),
+        ),
+    ],
+)
+def test_pool_matches_its_model(holders: dict[str, PoolHolder], kills: bool, pool_mode: bool) -> None:
+    holder = holders["pool_mode" if pool_mode else "plain"]
+    run_state_machine_as_test(lambda: PoolMachine(holder, kills, pool_mode), settings=FUZZ_SETTINGS)
