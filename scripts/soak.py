@@ -195,8 +195,8 @@ def check_row(track: EnvTrack, index: int, row: tuple[Any, ...], action: int) ->
         elif info != ({"count": obs[2]} if obs[2] > 0 and obs[2] % INFO_EVERY == 0 else {}):
             problem = f"info {info} does not belong to step {obs[2]}"
     track.episode, track.count, track.lost = obs[1], obs[2], None
-    # A restart row is a reset row: its truncated flag ends the old episode, and the next step is the new one's first.
-    track.ended = bool(terminated or (truncated and not restarted))
+    # A restart row is a truncation like any other: in NEXT_STEP mode the env's next step is its reset step.
+    track.ended = bool(terminated or truncated)
     if problem:
         return f"env {index}: {problem}: obs={obs} reward={reward} terminated={terminated} truncated={truncated} {info}"
     return None

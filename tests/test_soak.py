@@ -1,8 +1,7 @@
 """Short runs of the soak (``scripts/soak.py``): every row right, no hang, under kills, Ctrl-C storms and pool mode.
 
 The long runs are the script's job (``python scripts/soak.py --seconds 600``); these few seconds per case catch a
-pool that regressed badly. The Ctrl-C cases are known to fail until the interrupt-safety rewrite lands: they are
-``xfail(strict=False)``, so they start counting as soon as it does.
+pool that regressed badly.
 """
 
 from __future__ import annotations
@@ -30,17 +29,6 @@ def load_soak() -> ModuleType:
 
 soak = load_soak()
 
-KNOWN_CTRL_C_BUG = pytest.mark.xfail(
-    strict=False,
-    reason="known, being fixed: a KeyboardInterrupt inside step() between two workers' command releases leaves the "
-    "pool hung (or AlreadyPendingCallError, slow steps, infos one step behind)",
-)
-KNOWN_RESTART_BUG = pytest.mark.xfail(
-    strict=False,
-    reason="known, being fixed: a worker killed while its replacement is built, or (pool mode) after one of its "
-    "envs finished but before recv, leaves rows without truncated/worker_restarted",
-)
-
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("context", ["forkserver", "fork"])
@@ -48,16 +36,17 @@ KNOWN_RESTART_BUG = pytest.mark.xfail(
     ("storm", "batch_size"),
     [
         pytest.param({"kill_every": 0.0, "sigint_every": 0.0, "slow": 0.02}, None, id="slow_envs"),
-        pytest.param({"kill_every": 0.4, "sigint_every": 0.0}, None, id="kills", marks=KNOWN_RESTART_BUG),
-        pytest.param({"kill_every": 0.4, "sigint_every": 0.0}, 2, id="pool_mode_kills", marks=KNOWN_RESTART_BUG),
-        pytest.param({"kill_every": 0.0, "sigint_every": 0.1}, None, id="ctrl_c_step_wait", marks=KNOWN_CTRL_C_BUG),
+        pytest.param({"kill_every": 0.4, "sigint_every": 0.0}, None, id="kills"),
+        pytest.param({"kill_every": 0.4, "sigint_every": 0.0}, 2, id="pool_mode_kills"),
+        pytest.param({"kill_every": 0.0, "sigint_every": 0.1}, None, id="ctrl_c_step_wait"),
         pytest.param(
             {"kill_every": 0.0, "sigint_every": 0.1, "recovery": "step"},
             None,
             id="ctrl_c_step",
-            marks=KNOWN_CTRL_C_BUG,
         ),
-        pytest.param({"kill_every": 0.0, "sigint_every": 0.1}, 2, id="pool_mode_ctrl_c", marks=KNOWN_CTRL_C_BUG),
+        pytest.param({"kill_every": 0.0, "sigint_every": 0.1}, 2, id="pool_mode_ctrl_c"),
+        pytest.param({"kill_every": 0.4, "sigint_every": 0.1, "slow": 0.02}, None, id="everything"),
+        pytest.param({"kill_every": 0.4, "sigint_every": 0.1, "slow": 0.02}, 2, id="pool_mode_everything"),
     ],
 )
 def test_a_short_soak_returns_only_right_rows_and_never_hangs(

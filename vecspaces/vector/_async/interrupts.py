@@ -9,13 +9,15 @@ state changes run inside :func:`deferred`, and a signal handler (one installed i
 Waits are the exception: a wait that blocks calls :func:`checkpoint` between its slices, where the state is
 consistent, so Ctrl-C still ends a wait on a hung env within a slice.
 
-The handlers of SIGINT and SIGTERM are wrapped while any pool is open (see :func:`watch`); a handler the user
-installs later replaces the wrapper and then runs at once, as it would without vecspaces. Only the main thread
-runs signal handlers, so deferring only matters there; in other threads :func:`deferred` does nothing.
+The handlers of SIGINT and SIGTERM are wrapped while any pool is open (see :func:`watch`). A handler the user
+installs later is wrapped in turn when the next deferred section starts: it runs for every signal, as
+installed, only not in the middle of the pool's bookkeeping. Only the main thread runs signal handlers, so
+deferring only matters there; in other threads :func:`deferred` does nothing.
 """
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # getsignal without signal.getsignal's enum conversion (hot path)
 import signal
 import threading
 from collections.abc import Callable
@@ -36,12 +38,14 @@ class _Deferral:
 
     def __init__(self) -> None:
         self.depth = 0
-        self.pending: list[int] = []
+        self.pending: list[tuple[int, FrameType | None]] = []
         self.previous: dict[int, _Handler] = {}  # per wrapped signal, the handler it had before
         self.watchers = 0
 
     def __enter__(self) -> None:
         if _get_ident() == _MAIN_THREAD:
+            if not self.depth and self.watchers and _signal.getsignal(signal.SIGINT) is not _defer_or_run:
+                _wrap_handlers()  # the user installed a handler since
             self.depth += 1
 
     def __exit__(
@@ -53,13 +57,15 @@ class _Deferral:
                 self.deliver()
 
     def deliver(self) -> None:
-        """Run the handlers of the signals that arrived meanwhile (each once, in order of arrival)."""
-        arrived = list(dict.fromkeys(self.pending))
+        """Run the handlers of the signals that arrived meanwhile (each signal once, in order of arrival)."""
+        arrived: dict[int, FrameType | None] = {}
+        for signum, frame in self.pending:
+            arrived.setdefault(signum, frame)
         self.pending.clear()
-        for signum in arrived:
+        for signum, frame in arrived.items():
             handler = self.previous.get(signum)
             if handler is not None:
-                handler(signum, None)
+                handler(signum, frame)
 
 
 _deferral = _Deferral()
@@ -86,7 +92,7 @@ def checkpoint() -> None:
 
 def _defer_or_run(signum: int, frame: FrameType | None) -> None:
     if _deferral.depth:
-        _deferral.pending.append(signum)
+        _deferral.pending.append((signum, frame))
         return
     handler = _deferral.previous.get(signum)
     if handler is not None:
@@ -102,6 +108,10 @@ def watch() -> None:
     if threading.get_ident() != _MAIN_THREAD:
         return
     _deferral.watchers += 1
+    _wrap_handlers()
+
+
+def _wrap_handlers() -> None:
     for signum in _WRAPPED_SIGNALS:
         handler = signal.getsignal(signum)
         if callable(handler) and handler is not _defer_or_run:
