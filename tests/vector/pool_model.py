@@ -6,11 +6,12 @@ when everything is certain, two when a worker was killed while the env's step wa
 before the kill, or the worker was restarted), and checks every row the pool returns against them.
 
 The restart rule it enforces (README, Robustness): when a worker is restarted, every env of that worker is a
-fresh env from its factory, reset (with ``seed=None``, or with the seeds and options of the reset that found the
-worker dead), and the first row of each such env afterwards is that reset observation, with ``reward=0``,
-``terminated=False``, ``truncated=True`` and ``info["worker_restarted"]``. An env "owes" that row from the kill
-of its worker until the pool returns it; a ``call``/``get_attr``/``set_attr`` that finds the worker dead runs
-on the fresh envs and settles the debt (those results have no place for a flag).
+fresh env from its factory, and the first result of each such env afterwards says so: a step's row is the env's
+reset (``seed=None``) with ``reward=0``, ``terminated=False``, ``truncated=True`` and ``info["worker_restarted"]``,
+after which the next step is the reset step, as after any truncation (NEXT_STEP); a reset that selects it resets
+it with its seed and options and flags its info. An env "owes" that result from the kill of its worker until the
+pool returns it. A ``call``/``get_attr``/``set_attr`` that finds the worker dead runs on the fresh envs, reset
+for it, and settles nothing (a call's result is no row).
 """
 
 from __future__ import annotations
@@ -88,6 +89,10 @@ class RefEnv:
         obs, infos = self.vec.reset(seed=seed, options=options)
         return Row.of(obs, 0, False, False, {}).obs, env_info(infos, 0)
 
+    def end_episode(self) -> None:
+        """Mark the episode over, so that the next step is the reset step (NEXT_STEP)."""
+        self.vec._runners[0].episode_ended = True
+
     def step(self, action: int) -> Outcome:
         """Step with ``action``; the row, or the error the env raised."""
         from tests.vector.fuzz_envs import FuzzEnvError
@@ -138,6 +143,10 @@ class PoolModel:
     last_obs: list[list[tuple[int, ...]]] = field(init=False)
     # Envs whose worker was killed and that have not yet returned their restart row.
     owed: list[bool] = field(init=False)
+    # Owed envs whose replacement was reset for a call (their twin is that env).
+    fresh: list[bool] = field(init=False)
+    # Owed envs that may have returned their restart row already (it went down with an env error).
+    ambiguous: set[int] = field(default_factory=set)
     # The pending step_async: per env, its candidates (None: no step pending).
     pending: dict[int, list[Candidate]] | None = None
     # Pool mode: per env sent and not yet received, its candidates.
@@ -148,6 +157,7 @@ class PoolModel:
         self.envs = [RefEnv(fn) for fn in self.fns]
         self.last_obs = [[] for _ in self.fns]
         self.owed = [False] * self.num_envs
+        self.fresh = [False] * self.num_envs
 
     def worker_of(self, i: int) -> int:
         """The worker that runs env ``i``."""
@@ -155,28 +165,42 @@ class PoolModel:
 
     # -- what each call must return --------------------------------------------------------------------
 
+    def replacement(self, i: int) -> RefEnv:
+        """The twin of env ``i``'s replacement: fresh from its factory, or the one a call reset."""
+        return self.envs[i].copy() if self.fresh[i] else RefEnv(self.fns[i])
+
     def restart_candidate(self, i: int) -> Candidate:
-        """Env ``i``'s restart row: a fresh env reset with ``seed=None``, truncated, flagged."""
-        env = RefEnv(self.fns[i])
+        """Env ``i``'s restart row: its replacement reset with ``seed=None``, truncated, flagged; its episode over."""
+        env = self.replacement(i)
         obs, info = env.reset(None, None)
+        env.end_episode()
         row = Row.of(np.array(obs), 0.0, False, True, {**info, "worker_restarted": True})
         return Candidate(row, env, restarted=True)
 
     def step_candidates(self, i: int, action: int) -> list[Candidate]:
         """What env ``i`` may return for a step with ``action`` sent now."""
-        if self.owed[i]:
-            return [self.restart_candidate(i)]
-        env = self.envs[i].copy()
-        return [Candidate(env.step(action), env, restarted=False)]
+        if not self.owed[i]:
+            env = self.envs[i].copy()
+            return [Candidate(env.step(action), env, restarted=False)]
+        candidates = [self.restart_candidate(i)]
+        if i in self.ambiguous:  # its restart row was returned already: this step is the reset step after it
+            env = self.envs[i].copy()
+            env.end_episode()
+            candidates.append(Candidate(env.step(action), env, restarted=True))
+        return candidates
 
     def kill(self, w: int) -> None:
         """Worker ``w`` was killed: its envs owe a restart row; their steps under way may end either way."""
         for i in self.slices[w]:
             self.owed[i] = True
+            self.fresh[i] = False  # a new replacement will be built
+            self.ambiguous.discard(i)
             for pending in (self.pending, self.in_flight):
                 candidates = None if pending is None else pending.get(i)
-                if candidates is not None and not any(c.restarted for c in candidates):
-                    candidates.append(self.restart_candidate(i))
+                if candidates is not None:  # a new replacement: its restart row is a new outcome
+                    restart = self.restart_candidate(i)
+                    if all(c.outcome != restart.outcome for c in candidates):
+                        candidates.append(restart)
 
     def resolve(self, i: int, outcome: Outcome) -> Candidate | None:
         """The candidate of env ``i``'s pending step that ``outcome`` matches, applied to the model; None: none."""
@@ -191,37 +215,52 @@ class PoolModel:
         """Env ``i`` had ``candidate``'s outcome."""
         self.envs[i] = candidate.env
         if candidate.restarted:
-            self.owed[i] = False
+            self.owed[i] = self.fresh[i] = False
+            self.ambiguous.discard(i)
         if isinstance(candidate.outcome, Row):
             self.last_obs[i] = [candidate.outcome.obs]
 
     def settle_by_call(self, i: int) -> None:
-        """A call found env ``i``'s worker dead (or already restarted): it runs on a fresh, reset env."""
-        env = RefEnv(self.fns[i])
-        obs, _ = env.reset(None, None)
-        self.envs[i] = env
-        self.owed[i] = False
-        # The fresh env's reset wrote its observation; the last one the caller saw may still be what is shown.
-        self.last_obs[i] = [*self.last_obs[i], obs]
+        """A call found env ``i``'s worker dead (or restarted): it runs on the replacement, reset for it."""
+        if not self.fresh[i]:
+            env = RefEnv(self.fns[i])
+            env.reset(None, None)
+            self.envs[i] = env
+            self.fresh[i] = True
+
+    def settle_ambiguously(self, i: int) -> None:
+        """Env ``i``'s step raced a kill and the call raised: its restart row was returned and lost, or is owed.
+
+        Either way its replacement was reset once (for the row, or for the next call); the next step tells which.
+        """
+        if not self.fresh[i]:
+            env = RefEnv(self.fns[i])
+            obs, _ = env.reset(None, None)
+            self.envs[i] = env
+            self.fresh[i] = True
+            self.last_obs[i] = [*self.last_obs[i], obs]  # the restart row's, which a masked reset may show
+        self.owed[i] = True
+        self.ambiguous.add(i)
 
     def reset(
         self, seeds: list[int | None], options: dict[str, Any] | None, mask: list[bool] | None
-    ) -> list[tuple[list[tuple[int, ...]], dict[str, Any] | None]]:
-        """Reset; per env, the observations it may show and its info (None: it was not reset)."""
-        results: list[tuple[list[tuple[int, ...]], dict[str, Any] | None]] = []
+    ) -> list[tuple[list[tuple[int, ...]], list[dict[str, Any]] | None]]:
+        """Reset; per env, the observations it may show and the infos it may have (None: it was not reset)."""
+        results: list[tuple[list[tuple[int, ...]], list[dict[str, Any]] | None]] = []
         for i in range(self.num_envs):
             selected = mask is None or mask[i]
+            if not selected:
+                results.append((self.last_obs[i], None))  # an owed env stays owed
+                continue
+            env = self.replacement(i) if self.owed[i] else self.envs[i]
+            obs, info = env.reset(seeds[i], options)
+            infos = [info]
             if self.owed[i]:
-                # The restart resets every env of the worker with the reset's seeds and options.
-                self.envs[i] = RefEnv(self.fns[i])
-                self.owed[i] = False
-                obs, info = self.envs[i].reset(seeds[i], options)
-                results.append(([obs], {**info, "worker_restarted": True}))
-            elif selected:
-                obs, info = self.envs[i].reset(seeds[i], options)
-                results.append(([obs], info))
-            else:
-                results.append((self.last_obs[i], None))
+                infos = [{**info, "worker_restarted": True}, *([info] if i in self.ambiguous else [])]
+            self.envs[i] = env
+            self.owed[i] = self.fresh[i] = False
+            self.ambiguous.discard(i)
+            results.append(([obs], infos))
         return results
 
     def calls(self, method: Callable[[RefEnv], Any]) -> list[Any]:
