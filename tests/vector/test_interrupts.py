@@ -231,3 +231,23 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(context: str
         assert interrupts > 100 and steps > 100
         # No lasting damage: steps are as fast as before (a ratio: the old failure was ~7000x slower).
         assert after < 10 * before, (before, after)
+
+
+@pytest.mark.timeout(60)
+@no_stray_interrupt
+def test_a_handler_installed_after_the_pool_is_deferred_too_and_saved_chains_stay_whole() -> None:
+    caught: list[int] = []
+    with tick_pool("fork") as envs:
+        envs.reset()
+        saved = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+        envs.step(ONES)  # the next call wraps the new handler in turn
+        assert signal.getsignal(signal.SIGINT) is not saved
+        signal.raise_signal(signal.SIGINT)
+        assert caught == [signal.SIGINT]
+        signal.signal(signal.SIGINT, saved)  # put back what was saved: the chain in front of Ctrl-C's default
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+            time.sleep(0.01)
+    with pytest.raises(KeyboardInterrupt):  # after close(), Ctrl-C is Python's default again
+        signal.raise_signal(signal.SIGINT)
+        time.sleep(0.01)

@@ -38,14 +38,14 @@ class _Deferral:
 
     def __init__(self) -> None:
         self.depth = 0
-        self.pending: list[tuple[int, FrameType | None]] = []
-        self.previous: dict[int, _Handler] = {}  # per wrapped signal, the handler it had before
+        # Per signal that arrived: its frame, and the handler the wrapper that caught it stands in front of.
+        self.pending: list[tuple[int, FrameType | None, _Handler]] = []
         self.watchers = 0
 
     def __enter__(self) -> None:
         if _get_ident() == _MAIN_THREAD:
-            if not self.depth and self.watchers and _signal.getsignal(signal.SIGINT) is not _defer_or_run:
-                _wrap_handlers()  # the user installed a handler since
+            if not self.depth and self.watchers and type(_signal.getsignal(signal.SIGINT)) is not _Wrapper:
+                _wrap_handlers()  # a handler was installed since
             self.depth += 1
 
     def __exit__(
@@ -58,14 +58,12 @@ class _Deferral:
 
     def deliver(self) -> None:
         """Run the handlers of the signals that arrived meanwhile (each signal once, in order of arrival)."""
-        arrived: dict[int, FrameType | None] = {}
-        for signum, frame in self.pending:
-            arrived.setdefault(signum, frame)
+        arrived: dict[int, tuple[FrameType | None, _Handler]] = {}
+        for signum, frame, handler in self.pending:
+            arrived.setdefault(signum, (frame, handler))
         self.pending.clear()
-        for signum, frame in arrived.items():
-            handler = self.previous.get(signum)
-            if handler is not None:
-                handler(signum, frame)
+        for signum, (frame, handler) in arrived.items():
+            handler(signum, frame)
 
 
 _deferral = _Deferral()
@@ -90,13 +88,21 @@ def checkpoint() -> None:
         _deferral.deliver()
 
 
-def _defer_or_run(signum: int, frame: FrameType | None) -> None:
-    if _deferral.depth:
-        _deferral.pending.append((signum, frame))
-        return
-    handler = _deferral.previous.get(signum)
-    if handler is not None:
-        handler(signum, frame)
+class _Wrapper:
+    """The handler installed in front of ``wrapped``: runs it, or holds the signal back during a deferred section.
+
+    One per handler wrapped, so that code which saved a wrapper and puts it back later (after installing a
+    handler of its own for a while) gets the chain it saved.
+    """
+
+    def __init__(self, wrapped: _Handler) -> None:
+        self.wrapped = wrapped
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if _deferral.depth:
+            _deferral.pending.append((signum, frame, self.wrapped))
+            return
+        self.wrapped(signum, frame)
 
 
 def watch() -> None:
@@ -114,9 +120,8 @@ def watch() -> None:
 def _wrap_handlers() -> None:
     for signum in _WRAPPED_SIGNALS:
         handler = signal.getsignal(signum)
-        if callable(handler) and handler is not _defer_or_run:
-            _deferral.previous[signum] = handler
-            signal.signal(signum, _defer_or_run)
+        if callable(handler) and not isinstance(handler, _Wrapper):
+            signal.signal(signum, _Wrapper(handler))
 
 
 def unwatch() -> None:
@@ -126,7 +131,9 @@ def unwatch() -> None:
     _deferral.watchers -= 1
     if _deferral.watchers:
         return
-    for signum, handler in list(_deferral.previous.items()):
-        if signal.getsignal(signum) is _defer_or_run:
+    for signum in _WRAPPED_SIGNALS:
+        handler = signal.getsignal(signum)
+        while isinstance(handler, _Wrapper):
+            handler = handler.wrapped
+        if handler is not signal.getsignal(signum):
             signal.signal(signum, handler)
-        del _deferral.previous[signum]
