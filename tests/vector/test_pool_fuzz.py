@@ -334,9 +334,13 @@ class PoolMachine(RuleBasedStateMachine):
         assert label in may_raise, f"step raised env {label}'s error, expected one of {may_raise}"
         assert not [i for i in must_raise if i < label], f"step raised env {label}'s error before {must_raise}"
         for i, candidates in pending.items():
-            if any(c.restarted for c in candidates):
-                # Finished before the kill (the worker is dead: the next call restarts it and the restart row is
-                # owed) or restarted (its restart row went down with the exception): the next step tells which.
+            restarts = [c for c in candidates if c.restarted]
+            if restarts and len(restarts) == len(candidates):
+                # Its worker was dead before the step: the restart row was made, and went down with the exception.
+                self.model.apply(i, restarts[0])
+            elif restarts:
+                # The kill raced the step: finished before it (the worker is dead: the next call restarts it and
+                # the restart row is owed) or restarted (its row went down with the exception); the next step tells.
                 self.model.settle_ambiguously(i)
             else:
                 self.model.apply(i, candidates[0])
