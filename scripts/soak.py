@@ -141,15 +141,16 @@ class SoakResult:
 class EnvTrack:
     """What the checker knows of one env: its episode, its count, whether its episode ended.
 
-    ``lost`` is the action of a step that may have happened without its row reaching us (an interrupt landed
-    after the pool took the results, or in ``--recovery step`` the interrupted step was discarded).
+    ``lost`` counts the steps since the last row that may have happened without their rows reaching us (an
+    interrupt landed after the pool took the results, or in ``--recovery step`` interrupted steps were discarded,
+    several in a row when the interrupts come fast).
     """
 
     episode: int
     count: int
     ended: bool
     length: int
-    lost: int | None = None
+    lost: int = 0
 
 
 def _continues(track: EnvTrack, obs: list[int], reward: float, terminated: bool, action: int) -> bool:
@@ -166,13 +167,17 @@ def _continues(track: EnvTrack, obs: list[int], reward: float, terminated: bool,
 
 
 def _after_lost_step(track: EnvTrack) -> list[EnvTrack]:
-    """Where ``track`` may be if its lost step happened (the episode of an autoreset is unknown: ``-1``)."""
-    if track.lost is None:
-        return []
-    if track.ended:
-        return [EnvTrack(-1, 0, False, track.length)]
-    count = track.count + 1
-    return [EnvTrack(track.episode, count, count >= track.length, track.length)]
+    """Where ``track`` may be if some of its lost steps happened (the episode of an autoreset is unknown: ``-1``)."""
+    options: list[EnvTrack] = []
+    current = track
+    for _ in range(track.lost):
+        if current.ended:
+            current = EnvTrack(-1, 0, False, track.length)
+        else:
+            count = current.count + 1
+            current = EnvTrack(current.episode, count, count >= track.length, track.length)
+        options.append(current)
+    return options
 
 
 def check_row(track: EnvTrack, index: int, row: tuple[Any, ...], action: int) -> str | None:
@@ -194,7 +199,7 @@ def check_row(track: EnvTrack, index: int, row: tuple[Any, ...], action: int) ->
             problem = f"does not follow episode {track.episode} step {track.count} (ended={track.ended})"
         elif info != ({"count": obs[2]} if obs[2] > 0 and obs[2] % INFO_EVERY == 0 else {}):
             problem = f"info {info} does not belong to step {obs[2]}"
-    track.episode, track.count, track.lost = obs[1], obs[2], None
+    track.episode, track.count, track.lost = obs[1], obs[2], 0
     # A restart row is a truncation like any other: in NEXT_STEP mode the env's next step is its reset step.
     track.ended = bool(terminated or truncated)
     if problem:
@@ -204,7 +209,7 @@ def check_row(track: EnvTrack, index: int, row: tuple[Any, ...], action: int) ->
 
 def _unknown_episode(track: EnvTrack, obs: list[int], action: int) -> bool:
     """A row after a lost autoreset: the first step of an episode we never saw begin."""
-    return track.episode == -1 and obs[2] == 1 and obs[3] == action
+    return track.episode == -1 and obs[2] == track.count + 1 and obs[3] == action
 
 
 def env_info(infos: dict[str, Any], i: int) -> dict[str, Any]:
@@ -433,8 +438,8 @@ class Soak:
             else:
                 self.check(list(range(self.config.envs)), rows, dict(enumerate(self.actions)))
                 return
-        for track, action in zip(self.tracks, self.actions, strict=True):
-            track.lost = action
+        for track in self.tracks:
+            track.lost += 1
 
     def pool_round(self) -> None:
         """Pool mode: ``send`` the envs received last time, ``recv`` the first ``batch_size``, checked."""
@@ -467,8 +472,8 @@ class Soak:
             except NoAsyncCallError:
                 break
             self.received(env_ids.tolist(), tuple(rows))
-        for i, action in self.sent.items():  # sent, maybe stepped, never received
-            self.tracks[i].lost = action
+        for i in self.sent:  # sent, maybe stepped, never received
+            self.tracks[i].lost += 1
         self.sent.clear()
         self.to_send = list(range(self.config.envs))
 
