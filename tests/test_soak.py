@@ -58,7 +58,8 @@ def test_a_short_soak_returns_only_right_rows_and_never_hangs(
     result = soak.run_soak(config)
     assert result.steps > 0, result.summary()
     if config.kill_every:
-        assert result.kills > 0 and result.restarted_rows > 0, result.summary()
+        # A kill in the run's last moments is never noticed by a call: only the restarts made must show in rows.
+        assert result.kills > 0 and result.restarted_rows >= result.restarts, result.summary()
     if config.sigint_every:
         assert result.interrupts > 0, result.summary()
     assert result.ok(), f"{result.summary()}; first problems: {result.problems[:3]}"
