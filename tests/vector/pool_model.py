@@ -1,23 +1,25 @@
 """A reference model of an AsyncVectorEnv with ``restart_workers=True``, for the pool fuzz test.
 
-Each env of the pool has a twin here: a one-env :class:`~vecspaces.vector.SyncVectorEnv` over the same factory,
-stepped in this process. The model predicts, per env, the outcomes the pool may return for a call: one outcome
-when everything is certain, two when a worker was killed while the env's step was under way (the step finished
-before the kill, or the worker was restarted), and checks every row the pool returns against them.
+Each env of the pool has twins here: one-env :class:`~vecspaces.vector.SyncVectorEnv` copies over the same
+factory, stepped in this process, one for each state the env may be in. Mostly there is one. A worker killed
+while its envs were stepping makes two: the step finished before the kill (its result is delivered and the env
+is replaced afterwards) or the replacement redid it. A call that raises hides the other envs' outcomes, so each
+keeps every twin it may have become. Every result the pool returns keeps the twins that predicted it; when none
+did, the pool is wrong.
 
-The restart rule it enforces (README, Robustness): when a worker is restarted, every env of that worker is a
-fresh env from its factory, and the first result of each such env afterwards says so: a step's row is the env's
-reset (``seed=None``) with ``reward=0``, ``terminated=False``, ``truncated=True`` and ``info["worker_restarted"]``,
-after which the next step is the reset step, as after any truncation (NEXT_STEP); a reset that selects it resets
-it with its seed and options and flags its info. An env "owes" that result from the kill of its worker until the
-pool returns it. A ``call``/``get_attr``/``set_attr`` that finds the worker dead runs on the fresh envs, reset
-for it, and settles nothing (a call's result is no row).
+The restart rule it enforces (README, Robustness), written here apart from the pool's code: an env whose worker
+was replaced is a fresh env from its factory, and its first result afterwards says so. A step's row is its reset
+(``seed=None``) with ``reward=0``, ``terminated=False``, ``truncated=True`` and ``info["worker_restarted"]``, and
+the next step is the reset step, as after any truncation (NEXT_STEP). A reset that selects it resets it with its
+seed and options and flags its info. A ``call``/``get_attr``/``set_attr`` runs on it, reset once first if it was
+never reset, and settles nothing (a call's result is no row).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +27,7 @@ import numpy as np
 
 from vecspaces.vector import SyncVectorEnv
 
-__all__ = ["Candidate", "EnvError", "PoolModel", "RefEnv", "Row", "env_info"]
+__all__ = ["Alternative", "EnvError", "PoolModel", "RefEnv", "Row", "env_info"]
 
 
 def _plain(value: Any) -> Any:
@@ -75,59 +77,95 @@ Outcome = Row | EnvError
 
 
 class RefEnv:
-    """The twin of one pool env: a one-env SyncVectorEnv over the same factory (same autoreset rules)."""
+    """One state a pool env may be in: a one-env SyncVectorEnv over its factory, plus the restart rule's state.
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    Args:
+        fn: the env factory.
+        replacement: it replaces an env whose worker died (it owes the report of that).
+        shown: the observation in the env's slot of the pool's observation buffer.
+    """
+
+    def __init__(self, fn: Callable[[], Any], replacement: bool = False, shown: tuple[int, ...] = ()) -> None:
+        self.fn = fn
         self.vec = SyncVectorEnv([fn])
+        self.owed = replacement  # it has not yet reported that it replaces an env whose worker died
+        self.ready = False  # reset at least once
+        self.shown = shown
 
     def copy(self) -> RefEnv:
         """An independent copy (steps of the copy leave this one as it is)."""
         return copy.deepcopy(self)
 
+    def replaced(self) -> RefEnv:
+        """The env its worker's replacement builds: fresh from the factory, owing the report."""
+        return RefEnv(self.fn, replacement=True, shown=self.shown)
+
+    def key(self) -> tuple[Any, ...]:
+        """Everything that tells two states apart."""
+        return (self.vec.call("state")[0], self.vec._runners[0].episode_ended, self.owed, self.ready, self.shown)
+
     def reset(self, seed: int | None, options: dict[str, Any] | None) -> tuple[tuple[int, ...], dict[str, Any]]:
         """Reset; return the observation and the info."""
         obs, infos = self.vec.reset(seed=seed, options=options)
-        return Row.of(obs, 0, False, False, {}).obs, env_info(infos, 0)
-
-    def end_episode(self) -> None:
-        """Mark the episode over, so that the next step is the reset step (NEXT_STEP)."""
-        self.vec._runners[0].episode_ended = True
+        info = env_info(infos, 0)
+        if self.owed:
+            info["worker_restarted"] = True
+        self.owed = False
+        self.ready = True
+        self.shown = Row.of(obs, 0, False, False, {}).obs
+        return self.shown, info
 
     def step(self, action: int) -> Outcome:
         """Step with ``action``; the row, or the error the env raised."""
         from tests.vector.fuzz_envs import FuzzEnvError
 
+        if self.owed:  # the restart report: the reset, as a truncation; the next step is the reset step
+            obs, info = self.reset(None, None)
+            self.vec._runners[0].episode_ended = True
+            return Row.of(np.array(obs), 0.0, False, True, info)
         try:
             obs, rewards, terminations, truncations, infos = self.vec.step(np.array([action]))
         except FuzzEnvError:
             return EnvError(int(self.vec.get_attr("label")[0]))
-        return Row.of(obs, rewards[0], terminations[0], truncations[0], env_info(infos, 0))
+        row = Row.of(obs, rewards[0], terminations[0], truncations[0], env_info(infos, 0))
+        self.shown = row.obs
+        return row
+
+    def _before_call(self) -> None:
+        if self.owed and not self.ready:
+            self.vec.reset()
+            self.ready = True
 
     def call(self, name: str, *args: Any) -> Any:
         """``call(name, *args)``'s result for this env."""
+        self._before_call()
         return self.vec.call(name, *args)[0]
 
     def get_attr(self, name: str) -> Any:
         """``get_attr(name)``'s value for this env."""
+        self._before_call()
         return self.vec.get_attr(name)[0]
 
     def set_attr(self, name: str, value: Any) -> None:
         """``set_attr(name, ...)`` with this env's value."""
+        self._before_call()
         self.vec.set_attr(name, [value])
 
 
-@dataclass
-class Candidate:
-    """One outcome an env's pending step may have, and the env's twin after it."""
+# What a call may return for one env, and the state the env is in if it did.
+Alternative = tuple[Any, RefEnv]
 
-    outcome: Outcome
-    env: RefEnv
-    restarted: bool  # the outcome is a restart row (it settles the env's debt)
+
+def _unique(alternatives: Iterable[Alternative]) -> list[Alternative]:
+    seen: dict[tuple[Any, ...], Alternative] = {}
+    for observed, env in alternatives:
+        seen.setdefault((repr(observed), env.key()), (observed, env))
+    return list(seen.values())
 
 
 @dataclass
 class PoolModel:
-    """What the pool must return, env by env.
+    """What the pool may return, env by env.
 
     Args:
         fns: the env factories.
@@ -138,134 +176,74 @@ class PoolModel:
     fns: list[Callable[[], Any]]
     slices: list[list[int]]
     batch_size: int
-    envs: list[RefEnv] = field(init=False)
-    # The observations a masked-out env may show in a reset (its last one; two after a silent reset).
-    last_obs: list[list[tuple[int, ...]]] = field(init=False)
-    # Envs whose worker was killed and that have not yet returned their restart row.
-    owed: list[bool] = field(init=False)
-    # Owed envs whose replacement was reset for a call (their twin is that env).
-    fresh: list[bool] = field(init=False)
-    # Owed envs that may have returned their restart row already (it went down with an env error).
-    ambiguous: set[int] = field(default_factory=set)
-    # The pending step_async: per env, its candidates (None: no step pending).
-    pending: dict[int, list[Candidate]] | None = None
-    # Pool mode: per env sent and not yet received, its candidates.
-    in_flight: dict[int, list[Candidate]] = field(default_factory=dict)
+    # Per env, the states it may be in while no step of it is under way.
+    twins: list[list[RefEnv]] = field(init=False)
+    # The pending step_async: per env, its alternatives (None: no step pending).
+    pending: dict[int, list[Alternative]] | None = None
+    # Pool mode: per env sent and not yet received, its alternatives.
+    in_flight: dict[int, list[Alternative]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.num_envs = len(self.fns)
-        self.envs = [RefEnv(fn) for fn in self.fns]
-        self.last_obs = [[] for _ in self.fns]
-        self.owed = [False] * self.num_envs
-        self.fresh = [False] * self.num_envs
+        self.twins = [[RefEnv(fn)] for fn in self.fns]
 
-    def worker_of(self, i: int) -> int:
-        """The worker that runs env ``i``."""
-        return next(w for w, envs in enumerate(self.slices) if i in envs)
+    def _branch(self, i: int, run: Callable[[RefEnv], Any]) -> list[Alternative]:
+        """Env ``i``'s alternatives for ``run``: what it returns and the state it leaves, from each twin."""
+        alternatives = []
+        for twin in self.twins[i]:
+            env = twin.copy()
+            alternatives.append((run(env), env))
+        return _unique(alternatives)
 
-    # -- what each call must return --------------------------------------------------------------------
+    def observe(self, i: int, alternatives: list[Alternative], keep: Callable[[Any], bool]) -> bool:
+        """Keep env ``i``'s states whose alternative returned what ``keep`` accepts; whether there was one."""
+        matching = [env for observed, env in alternatives if keep(observed)]
+        if matching:
+            self.twins[i] = [env for _, env in _unique((None, env) for env in matching)]
+        return bool(matching)
 
-    def replacement(self, i: int) -> RefEnv:
-        """The twin of env ``i``'s replacement: fresh from its factory, or the one a call reset."""
-        return self.envs[i].copy() if self.fresh[i] else RefEnv(self.fns[i])
+    # -- steps -----------------------------------------------------------------------------------------
 
-    def restart_candidate(self, i: int) -> Candidate:
-        """Env ``i``'s restart row: its replacement reset with ``seed=None``, truncated, flagged; its episode over."""
-        env = self.replacement(i)
-        obs, info = env.reset(None, None)
-        env.end_episode()
-        row = Row.of(np.array(obs), 0.0, False, True, {**info, "worker_restarted": True})
-        return Candidate(row, env, restarted=True)
-
-    def step_candidates(self, i: int, action: int) -> list[Candidate]:
+    def step(self, i: int, action: int) -> list[Alternative]:
         """What env ``i`` may return for a step with ``action`` sent now."""
-        if not self.owed[i]:
-            env = self.envs[i].copy()
-            return [Candidate(env.step(action), env, restarted=False)]
-        candidates = [self.restart_candidate(i)]
-        if i in self.ambiguous:  # its restart row was returned already: this step is the reset step after it
-            env = self.envs[i].copy()
-            env.end_episode()
-            candidates.append(Candidate(env.step(action), env, restarted=True))
-        return candidates
+        return self._branch(i, lambda env: env.step(action))
+
+    def under_way(self, i: int) -> list[Alternative]:
+        """The alternatives of env ``i``'s step under way."""
+        return self.pending[i] if self.pending is not None else self.in_flight[i]
+
+    def finish(self, i: int, keep: Callable[[Outcome], bool]) -> bool:
+        """Env ``i``'s step under way ended with an outcome ``keep`` accepts; whether the model allowed one."""
+        alternatives = self.under_way(i)
+        self.in_flight.pop(i, None)
+        return self.observe(i, alternatives, keep)
 
     def kill(self, w: int) -> None:
-        """Worker ``w`` was killed: its envs owe a restart row; their steps under way may end either way."""
+        """Worker ``w`` was killed: its envs are replaced; a step under way finished before, or is redone."""
         for i in self.slices[w]:
-            self.owed[i] = True
-            self.fresh[i] = False  # a new replacement will be built
-            self.ambiguous.discard(i)
-            for pending in (self.pending, self.in_flight):
-                candidates = None if pending is None else pending.get(i)
-                if candidates is not None:  # a new replacement: its restart row is a new outcome
-                    restart = self.restart_candidate(i)
-                    if all(c.outcome != restart.outcome for c in candidates):
-                        candidates.append(restart)
+            under_way = self.pending if self.pending is not None else self.in_flight
+            if i not in under_way:
+                self.twins[i] = [env for _, env in _unique((None, twin.replaced()) for twin in self.twins[i])]
+                continue
+            finished = [(outcome, env.replaced()) for outcome, env in under_way[i]]
+            redone = []
+            for _, env in under_way[i]:
+                replacement = env.replaced()
+                redone.append((replacement.step(0), replacement))  # a restart report applies no action
+            under_way[i] = _unique(finished + redone)
 
-    def resolve(self, i: int, outcome: Outcome) -> Candidate | None:
-        """The candidate of env ``i``'s pending step that ``outcome`` matches, applied to the model; None: none."""
-        candidates = self.pending[i] if self.pending is not None and i in self.pending else self.in_flight[i]
-        for candidate in candidates:
-            if candidate.outcome == outcome:
-                self.apply(i, candidate)
-                return candidate
-        return None
-
-    def apply(self, i: int, candidate: Candidate) -> None:
-        """Env ``i`` had ``candidate``'s outcome."""
-        self.envs[i] = candidate.env
-        if candidate.restarted:
-            self.owed[i] = self.fresh[i] = False
-            self.ambiguous.discard(i)
-        if isinstance(candidate.outcome, Row):
-            self.last_obs[i] = [candidate.outcome.obs]
-
-    def settle_by_call(self, i: int) -> None:
-        """A call found env ``i``'s worker dead (or restarted): it runs on the replacement, reset for it."""
-        if not self.fresh[i]:
-            env = RefEnv(self.fns[i])
-            env.reset(None, None)
-            self.envs[i] = env
-            self.fresh[i] = True
-
-    def settle_ambiguously(self, i: int) -> None:
-        """Env ``i``'s step raced a kill and the call raised: its restart row was returned and lost, or is owed.
-
-        Either way its replacement was reset once (for the row, or for the next call); the next step tells which.
-        """
-        if not self.fresh[i]:
-            env = RefEnv(self.fns[i])
-            obs, _ = env.reset(None, None)
-            self.envs[i] = env
-            self.fresh[i] = True
-            self.last_obs[i] = [*self.last_obs[i], obs]  # the restart row's, which a masked reset may show
-        self.owed[i] = True
-        self.ambiguous.add(i)
+    # -- resets and calls ----------------------------------------------------------------------------------
 
     def reset(
         self, seeds: list[int | None], options: dict[str, Any] | None, mask: list[bool] | None
-    ) -> list[tuple[list[tuple[int, ...]], list[dict[str, Any]] | None]]:
-        """Reset; per env, the observations it may show and the infos it may have (None: it was not reset)."""
-        results: list[tuple[list[tuple[int, ...]], list[dict[str, Any]] | None]] = []
-        for i in range(self.num_envs):
-            selected = mask is None or mask[i]
-            if not selected:
-                results.append((self.last_obs[i], None))  # an owed env stays owed
-                continue
-            env = self.replacement(i) if self.owed[i] else self.envs[i]
-            obs, info = env.reset(seeds[i], options)
-            infos = [info]
-            if self.owed[i]:
-                infos = [{**info, "worker_restarted": True}, *([info] if i in self.ambiguous else [])]
-            self.envs[i] = env
-            self.owed[i] = self.fresh[i] = False
-            self.ambiguous.discard(i)
-            results.append(([obs], infos))
-        return results
+    ) -> list[list[Alternative]]:
+        """Per env, the ``(observation, info)`` it may show (a masked-out env: what it showed, no info)."""
 
-    def calls(self, method: Callable[[RefEnv], Any]) -> list[Any]:
-        """Per env, ``method(twin)`` after settling the envs owed a restart (a call restarts a dead worker)."""
-        for i in range(self.num_envs):
-            if self.owed[i]:
-                self.settle_by_call(i)
-        return [method(env) for env in self.envs]
+        def outcome(i: int, env: RefEnv) -> tuple[tuple[int, ...], dict[str, Any]]:
+            return env.reset(seeds[i], options) if mask is None or mask[i] else (env.shown, {})
+
+        return [self._branch(i, functools.partial(outcome, i)) for i in range(self.num_envs)]
+
+    def calls(self, method: Callable[[int, RefEnv], Any]) -> list[list[Alternative]]:
+        """Per env ``i``, what ``method(i, env)`` may return (a replaced env is reset first if it never was)."""
+        return [self._branch(i, functools.partial(method, i)) for i in range(self.num_envs)]
