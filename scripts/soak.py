@@ -374,10 +374,37 @@ class Soak:
                     self.loop(end, self.pool_round, self.recover_pool)
                 else:
                     self.loop(end, self.step_round, self.recover_step)
+            if not self.result.hangs:
+                self.settle()
         finally:
             self.result.restarts += self.envs.restarts
             self.envs.close(terminate=True)
         return self.result
+
+    def settle(self) -> None:
+        """With the storms over, step every env once more, so every restart so far shows in a row."""
+        assert self.envs is not None
+        try:
+            if not self.config.batch_size:
+                self.step_round()
+                return
+            # The envs idle now with those in flight, then every env again (one that finished its step just
+            # before its worker was killed reports the restart at its next step).
+            for to_send in (self.to_send, list(range(self.config.envs))):
+                self.to_send = []
+                if to_send:
+                    actions = self.rng.choices(range(NUM_ACTIONS), k=len(to_send))
+                    self.sent.update(zip(to_send, actions, strict=True))
+                    self.envs.send(np.array(actions, dtype=np.int64), to_send)
+                while self.sent:
+                    *rows, env_ids = self.envs.recv()
+                    self.received(env_ids.tolist(), tuple(rows))
+        except (WaitTimeoutError, Hang) as error:
+            self.result.hangs += 1
+            self.problem(f"hang after the storms: {type(error).__name__} {error}")
+        except Exception as error:
+            self.result.errors += 1
+            self.problem(f"unexpected {type(error).__name__} after the storms: {error}")
 
     def rebuild(self, error: BaseException) -> None:
         """An unexpected exception: count it, and carry on with a new pool."""
