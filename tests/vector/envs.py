@@ -265,15 +265,18 @@ class TickEnv(Env[Any, Any]):
 
 
 class SlowToBuildEnv(CountdownEnv):
-    """A CountdownEnv that takes ``build_seconds`` to build, and refuses to be built once ``refuse_if`` exists."""
+    """A CountdownEnv that takes ``build_seconds`` to build, and refuses to be built once ``refuse_if`` exists.
 
-    def __init__(self, build_seconds: float = 0.0, refuse_if: str | None = None) -> None:
+    While ``hang_if`` exists it takes 8 s to build instead.
+    """
+
+    def __init__(self, build_seconds: float = 0.0, refuse_if: str | None = None, hang_if: str | None = None) -> None:
         import os
         import time
 
         if refuse_if is not None and os.path.exists(refuse_if):
             raise RuntimeError("refusing to build")
-        time.sleep(build_seconds)
+        time.sleep(8.0 if hang_if is not None and os.path.exists(hang_if) else build_seconds)
         super().__init__(length=1000)
 
 

@@ -95,6 +95,32 @@ def test_restart_attempts_sets_how_often_a_replacement_may_fail(tmp_path: Any) -
             envs.step(np.ones(2, dtype=np.int64))
 
 
+@pytest.mark.timeout(30)
+def test_ctrl_c_while_a_replacement_builds_its_envs_is_raised_and_the_wait_can_resume(
+    context: str, tmp_path: Any
+) -> None:
+    hang = str(tmp_path / "hang")
+    fns = [functools.partial(SlowToBuildEnv, 0.0, None, hang)] * 4
+    with AsyncVectorEnv(fns, context=context, num_workers=2, restart_workers=True, timeout=30) as envs:
+        envs.reset(seed=0)
+        open(hang, "w").close()
+        os.kill(envs.worker_info()[0]["pid"], signal.SIGKILL)
+        envs._pool.processes[0].join(5)
+        envs.step_async(ONES)
+        interrupter = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        interrupter.start()
+        with pytest.raises(KeyboardInterrupt):
+            envs.step_wait()
+        interrupter.join()
+        assert envs.restarts == 0  # raised while the replacement was building (it takes 8 s), not after
+        os.remove(hang)
+        obs, rewards, _, truncations, infos = envs.step_wait()
+        assert truncations.tolist() == [True, True, False, False]
+        assert infos["worker_restarted"][:2].tolist() == [True, True]
+        assert obs[:, 0].tolist() == [0, 0, 1, 1] and rewards.tolist() == [0, 0, 1, 1]
+        assert envs.restarts == 1  # the interrupted replacement was stopped, not counted
+
+
 @pytest.mark.parametrize("attempts", [0, -1, 1.5, True])
 def test_restart_attempts_must_be_a_positive_int(attempts: Any) -> None:
     with pytest.raises(InvalidValueError, match="restart_attempts"):

@@ -106,11 +106,13 @@ class WorkerPool:
 
     # -- processes --------------------------------------------------------------------------------------
 
-    def start(self, workers: Iterable[int], startup_timeout: float, restarted: bool = False) -> list[dict[str, Any]]:
+    def start(
+        self, workers: Iterable[int], startup_timeout: float, restarted: bool = False, interruptible: bool = False
+    ) -> list[dict[str, Any]]:
         """Start the given workers and wait for each to report its envs; return their descriptions in env order.
 
         ``restarted``: they replace dead workers, so each env reports its first result as a restart (see
-        ``EnvRunner``).
+        ``EnvRunner``). ``interruptible``: a Ctrl-C is raised while their envs build (see ``_handle_death``).
         """
         self.startup_timeout = startup_timeout
         workers = list(workers)
@@ -141,7 +143,7 @@ class WorkerPool:
         deadline = time.monotonic() + startup_timeout
         try:
             for w in workers:
-                status, payload = self._receive_startup(w, deadline)
+                status, payload = self._receive_startup(w, deadline, interruptible)
                 if status == "failed":
                     raise rebuild_error(payload)
                 descriptions.extend(payload)
@@ -150,9 +152,11 @@ class WorkerPool:
             raise
         return descriptions
 
-    def _receive_startup(self, w: int, deadline: float) -> tuple[str, Any]:
+    def _receive_startup(self, w: int, deadline: float, interruptible: bool) -> tuple[str, Any]:
         connection, process = self.connections[w], self.processes[w]
         while not connection.poll(WAIT_SLICE_SECONDS):
+            if interruptible:
+                checkpoint()
             if not process.is_alive():
                 raise WorkerDiedError(self.death_message(w, "construction") + BROKEN)
             if time.monotonic() > deadline:
@@ -413,7 +417,7 @@ class WorkerPool:
             for w in sorted(inflight.running):
                 if not self.processes[w].is_alive():
                     if not self.control.finished[w]:
-                        self._handle_death(w, inflight.running[w].name.lower())
+                        self._handle_death(w, inflight.running[w].name.lower(), interruptible=True)
                     return False
             if deadline is not None and time.monotonic() >= deadline:
                 workers = sorted(inflight.running)
@@ -425,7 +429,7 @@ class WorkerPool:
 
     # -- death and restart -------------------------------------------------------------------------------
 
-    def _handle_death(self, w: int, activity: str) -> None:
+    def _handle_death(self, w: int, activity: str, interruptible: bool = False) -> None:
         """Replace dead RUNNING worker ``w`` and redo its command (it stays RUNNING), or break the pool and raise.
 
         The replacement's envs report their first result as a restart: reset, ``truncated`` and
@@ -433,6 +437,8 @@ class WorkerPool:
         selects, a call is made on freshly reset envs. A replacement that dies too (while it builds its envs, or
         before it finishes a command) is replaced again, up to ``restart_attempts`` times in a row; the other
         workers carry on meanwhile.
+        ``interruptible`` (from a wait): a Ctrl-C while the replacement builds stops it, uncounted, and is raised;
+        the command stays RUNNING, so the next wait finds the worker dead and starts another.
         """
         command = self.inflight.running[w]
         self._bury(w)
@@ -450,7 +456,7 @@ class WorkerPool:
                 del self.inflight.running[w]
                 raise WorkerDiedError(self.broken)
             try:
-                self.start([w], self.startup_timeout, restarted=True)
+                self.start([w], self.startup_timeout, restarted=True, interruptible=interruptible)
             except Exception as error:  # it died, timed out or raised while building its envs
                 failures += 1
                 failure = str(error).removesuffix(BROKEN)
