@@ -35,8 +35,9 @@ def vector_env(backend: str, fns: list[Any]) -> Any:
         ((0.0, 1, False), "terminated that is not a bool"),
         ((0.0, False, None), "truncated that is not a bool"),
         ((0.0, False, np.zeros(1)), "truncated that is not a bool"),
+        ((10**400, False, False), "a reward beyond float64's range"),
     ],
-    ids=["none", "str", "complex", "array2", "yes", "int_flag", "none_flag", "float_array_flag"],
+    ids=["none", "str", "complex", "array2", "yes", "int_flag", "none_flag", "float_array_flag", "huge_int"],
 )
 def test_a_bad_reward_or_flag_is_refused_naming_the_env(backend: str, values: tuple[Any, ...], refused: str) -> None:
     fns = [functools.partial(CountdownEnv, 100), functools.partial(ValuesEnv, *values)]

@@ -102,6 +102,23 @@ def check_step(reward: Any, terminated: Any, truncated: Any, index: int) -> None
             )
 
 
+def reward_out_of_range(reward: Any, index: int) -> InvalidValueError:
+    """The error for env ``index``'s reward, an int too large for the float64 rewards (raised where it is stored).
+
+    Example:
+        >>> print(reward_out_of_range(10**400, 1))  # doctest: +ELLIPSIS
+        env 1 returned a reward beyond float64's range, expected ... got 1000...
+    """
+    return InvalidValueError(
+        message(
+            f"env {index} returned a reward beyond float64's range",
+            expected="a real number of magnitude at most 1.8e308",
+            got=show(reward),
+            fix="scale or clip the reward in step()",
+        )
+    )
+
+
 def _is_real(value: Any) -> bool:
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return True

@@ -13,7 +13,7 @@ from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
 from vecspaces.vector._gymnasium_facing import gymnasium_arguments
-from vecspaces.vector._runner import EnvRunner, build_env
+from vecspaces.vector._runner import EnvRunner, build_env, reward_out_of_range
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, resolve_env_spaces
 from vecspaces.vector.infos import add_info
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
@@ -130,6 +130,8 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def _store_step(self, index: int, reward: Any, terminated: Any, truncated: Any) -> None:
         try:
             self._rewards[index] = reward
+        except OverflowError:
+            raise reward_out_of_range(reward, index) from None
         except (TypeError, ValueError) as error:
             raise InvalidValueError(
                 message(

@@ -13,7 +13,7 @@ from vecspaces.vector._async.copies import copied
 from vecspaces.vector._async.protocol import ActionLeaves, Command, Reply, capture_error
 from vecspaces.vector._async.shared import Control, SharedStepMemory
 from vecspaces.vector._async.writers import observation_writers
-from vecspaces.vector._runner import EnvRunner
+from vecspaces.vector._runner import EnvRunner, reward_out_of_range
 from vecspaces.vector.utils.shared_batch import SharedBatch
 from vecspaces.vector.utils.shared_layout import is_single_array
 from vecspaces.vector.vector_env import AutoresetMode
@@ -126,7 +126,10 @@ class EnvSlice:
             runner = runners[position]
             try:
                 obs, reward, terminated, truncated, info = steppers[position](actions[position])
-                rewards[position] = reward
+                try:
+                    rewards[position] = reward
+                except OverflowError:
+                    raise reward_out_of_range(reward, runner.index) from None
                 terminations[position] = terminated
                 truncations[position] = truncated
                 variable = write(runner.index, obs)
