@@ -25,11 +25,15 @@ def worker_cpus(envs: AsyncVectorEnv) -> list[list[int]]:
     return [sorted(psutil.Process(info["pid"]).cpu_affinity()) for info in envs.worker_info()]
 
 
-def test_by_default_workers_are_pinned_only_when_there_is_one_per_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_by_default_workers_are_not_pinned_even_one_per_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {2, 5, 7})
-    assert options.worker_cpus(None, 3) == [2, 5, 7]
+    assert options.worker_cpus(None, 3) == [None] * 3
     assert options.worker_cpus(None, 2) == [None, None]
-    assert options.worker_cpus(None, 4) == [None] * 4
+
+
+def test_a_default_pool_with_one_worker_per_cpu_leaves_them_free_to_move() -> None:
+    with AsyncVectorEnv([CountdownEnv] * len(ALLOWED), num_workers=len(ALLOWED)) as envs:
+        assert worker_cpus(envs) == [ALLOWED] * len(ALLOWED)
 
 
 def test_pin_true_goes_round_the_allowed_cpus_and_false_never_pins(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -88,11 +88,10 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             step theirs. Faster for cheap envs on small machines (one process fewer competing for the cores),
             with the same results and errors; but those envs share the main process's fate (a crash in one is
             a crash of the main process) and ``*_wait`` timeouts do not cover them. Not with pool mode.
-        pin_workers: pin each worker process to one CPU. None (the default) pins only when there are exactly as
-            many workers as CPUs this process may run on: every CPU gets one worker anyway, and pinning stops
-            the OS from putting two workers on one CPU while another CPU runs only the main process. True
-            pins in turn over the allowed CPUs, False never pins. The main process is never pinned. Linux only
-            (elsewhere workers are not pinned).
+        pin_workers: pin each worker process to one CPU, in turn over the CPUs this process may run on (Linux
+            only). Off by default (None or False): pinned workers cannot move away from a busy neighbour, which
+            costs far more on a shared machine than pinning gains on a quiet one (see the README). The main
+            process is never pinned.
 
     Example:
         >>> from vecspaces.envs import TinyEnv

@@ -103,11 +103,9 @@ def worker_cpus(pin: bool | None, num_workers: int) -> list[int | None]:
     if pin is not None and not isinstance(pin, bool):
         raise InvalidTypeError(message("pin_workers is invalid", expected="None, True or False", got=show(pin)))
     # Pinning needs sched_setaffinity, which Linux has and macOS and Windows do not.
-    if pin is False or not hasattr(os, "sched_getaffinity"):
+    if not pin or not hasattr(os, "sched_getaffinity"):
         return [None] * num_workers
     allowed = sorted(os.sched_getaffinity(0))
-    if pin is None and len(allowed) != num_workers:
-        return [None] * num_workers
     return [allowed[w % len(allowed)] for w in range(num_workers)]
 
 
