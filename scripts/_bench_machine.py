@@ -77,7 +77,8 @@ def plain_loops_rate(make_env: Callable[[], Any], seconds: float) -> float:
     loops = [context.Process(target=_plain_loop, args=(make_env, seconds, results)) for _ in range(physical_cores())]
     for loop in loops:
         loop.start()
-    rates = [results.get() for _ in loops]
+    # A loop that died (its env failed to build) never reports: do not wait for it forever.
+    rates = [results.get(timeout=seconds + 120) for _ in loops]
     for loop in loops:
         loop.join()
     return sum(rates)

@@ -18,7 +18,7 @@ from vecspaces.spaces import to_gymnasium
 from vecspaces.vector import AsyncVectorEnv
 
 
-class GymnasiumAdapter(gymnasium.Env):  # type: ignore[misc]
+class GymnasiumAdapter(gymnasium.Env):
     """One of vecspaces' built-in envs, presented with Gymnasium spaces so Gymnasium's vector envs accept it."""
 
     def __init__(self, env_class: type[Any]) -> None:

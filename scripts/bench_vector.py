@@ -22,6 +22,7 @@ Usage::
     python scripts/bench_vector.py --quick               # short rounds (about 4 minutes)
     python scripts/bench_vector.py --scenarios train tiny
     python scripts/bench_vector.py --settings "spin_seconds=0" "num_workers=1"   # also these vecspaces settings
+    python scripts/bench_vector.py --scenarios train --policy-threads 1   # the policy on one BLAS thread
     python scripts/bench_vector.py --json out.json --plot docs/bench.png
 """
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import platform
 import statistics
@@ -227,7 +229,8 @@ def print_outcomes(outcomes: list[Outcome]) -> None:
     print("-" * len(header))
     for outcome in outcomes:
         w = outcome.workload
-        sync, asynchronous, ceiling = (outcome.rate(label) for label in ("gym-sync", "gym-async", "ceiling"))
+        sync, asynchronous = outcome.contenders["gym-sync"].rate, outcome.contenders["gym-async"].rate
+        ceiling = outcome.rate("ceiling")
         for label, contender in outcome.contenders.items():
             rate = contender.rate
             versus_ceiling = f"{rate / ceiling:>9.0%}" if ceiling else ""
@@ -330,6 +333,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="short rounds, fewer of them")
     parser.add_argument("--scenarios", nargs="*", default=list(GROUPS), help="scenario or group names")
     parser.add_argument("--settings", nargs="*", default=[], help='extra vecspaces contenders, e.g. "num_workers=1"')
+    parser.add_argument(
+        "--policy-threads", type=int, metavar="N", help="limit the main process's BLAS threads (needs threadpoolctl)"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write every round's figures as JSON")
     parser.add_argument("--plot", metavar="PNG", help="write a chart (needs matplotlib)")
     args = parser.parse_args()
@@ -337,7 +343,12 @@ def main() -> None:
 
     seconds, repeats = (0.3, 3) if args.quick else (1.0, 7)
     variants = [parse_settings(text) for text in args.settings]
-    outcomes = [run(workload, variants, seconds, repeats) for workload in selected(args.scenarios)]
+    with contextlib.ExitStack() as stack:
+        if args.policy_threads:
+            from threadpoolctl import threadpool_limits
+
+            stack.enter_context(threadpool_limits(limits=args.policy_threads, user_api="blas"))
+        outcomes = [run(workload, variants, seconds, repeats) for workload in selected(args.scenarios)]
     print_outcomes(outcomes)
     print_verdicts(outcomes)
     if args.json:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from vecspaces.envs import TinyEnv
 from vecspaces.vector import AsyncVectorEnv
 from vecspaces.vector._async import waiting
 from vecspaces.vector._async.waiting import AdaptiveSpin, TrialSpin, acquire, poll
+from vecspaces.vector._async.worker import WorkerConfig, run_worker
 
 
 def test_polls_until_waits_are_measured() -> None:
@@ -193,6 +196,27 @@ def test_the_workers_follow_the_shared_flag() -> None:
     assert worker_spin.budget() > 0
     flag[0] = 1
     assert worker_spin.budget() == 0.0
+
+
+def _worker_noting_its_spin(folder: str, config: WorkerConfig) -> None:
+    with open(os.path.join(folder, str(config.worker_index)), "w") as note:
+        note.write(repr(config.spin_seconds))
+    run_worker(config)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("spin_seconds", "worker_spin"), [(1e-3, waiting.WORKER_MAX_SPIN_SECONDS), (5e-5, 5e-5), (0, 0)]
+)
+def test_workers_poll_for_their_next_command_no_longer_than_a_few_wake_ups(
+    tmp_path: Any, spin_seconds: float, worker_spin: float
+) -> None:
+    # What a worker waits for is the main process's work between steps, which needs the cores meanwhile.
+    worker = functools.partial(_worker_noting_its_spin, str(tmp_path))
+    with AsyncVectorEnv([TinyEnv] * 2, num_workers=2, spin_seconds=spin_seconds, worker=worker) as envs:
+        envs.reset(seed=0)
+        assert envs._pool.spin.max_spin == spin_seconds  # the main process's own waits keep the full limit
+    assert [float((tmp_path / str(w)).read_text()) for w in range(2)] == [worker_spin] * 2
 
 
 @pytest.mark.timeout(60)

@@ -32,7 +32,7 @@ from vecspaces.vector._async.inflight import InFlight
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.waiting import TrialSpin, poll
+from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS, TrialSpin, poll
 from vecspaces.vector._async.worker import WorkerConfig
 from vecspaces.vector.vector_env import AutoresetMode
 
@@ -128,7 +128,7 @@ class WorkerPool:
                 command_ready=self.command_ready[w],
                 completions=self.completions,
                 connection=child_end,
-                spin_seconds=self.spin_seconds,
+                spin_seconds=min(self.spin_seconds, WORKER_MAX_SPIN_SECONDS),
                 cpu=self.cpus[w],
                 restarted=restarted,
             )
