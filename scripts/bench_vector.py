@@ -304,7 +304,7 @@ def plot(outcomes: list[Outcome], path: str) -> None:
     axis.set_yticks(rows, [o.workload.name for o in outcomes])
     axis.set_xscale("log")
     axis.set_xlabel("env-steps/s as a multiple of Gymnasium SyncVectorEnv (log scale; higher is better)")
-    axis.legend(loc="lower right")
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
