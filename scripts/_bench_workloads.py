@@ -105,15 +105,16 @@ def _workloads() -> list[Workload]:
         Workload("train-cartpole", "train", CARTPOLE, 4, policy_seconds=3e-4),
         Workload("train-cpu", "train", CPU, 4, policy_seconds=2e-3),
     ]
+    pong = Workload("pong", "real", PONG, 8, ceiling=True)
     real_envs = [
         Workload("cartpole", "real", CARTPOLE, 8),
-        Workload("pong", "real", PONG, 8, ceiling=True),
+        pong,
         Workload("pong-pre", "real", PONG_PREPROCESSED, 8, ceiling=True),
     ]
     neighbours = [
         Workload(f"nb{count}-{w.name}", "neighbours", w.env, w.num_envs, neighbours=count)
         for count in (1, 2)
-        for w in [*synthetic, real_envs[1]]
+        for w in [*synthetic, pong]
     ]
     return [*synthetic, *train, *neighbours, *real_envs]
 
@@ -125,11 +126,12 @@ GROUPS = ("synthetic", "train", "neighbours", "real")
 class Policy:
     """Stands in for a policy's forward and backward pass: a matrix product sized to take about ``seconds``.
 
-    numpy runs it with the BLAS threads it uses by default (one per core with OpenBLAS), as torch does, so
-    the policy competes with the pool's processes for the cores as a real one does.
+    numpy (or torch) runs it on the threads it uses by default, one per core, so the policy competes with the
+    pool's processes for the cores as a real one does.
     """
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, library: str = "numpy") -> None:
+        self.library = library
         size = 64
         for _ in range(4):  # the time grows as size**3; a few corrections land close enough
             self._allocate(size)
@@ -141,8 +143,15 @@ class Policy:
 
     def _allocate(self, size: int) -> None:
         generator = np.random.default_rng(0)
-        self.left, self.right = (generator.random((size, size), dtype=np.float32) for _ in range(2))
-        self.out = np.empty((size, size), np.float32)
+        left, right = (generator.random((size, size), dtype=np.float32) for _ in range(2))
+        if self.library == "torch":
+            import torch
+
+            self.left, self.right, self.out = torch.from_numpy(left), torch.from_numpy(right), torch.empty(size, size)
+            self.product: Callable[..., Any] = torch.mm
+        else:
+            self.left, self.right, self.out = left, right, np.empty((size, size), np.float32)
+            self.product = np.matmul
 
     def _median_time(self) -> float:
         times = []
@@ -153,7 +162,7 @@ class Policy:
         return statistics.median(times)
 
     def __call__(self, observations: Any) -> None:
-        np.matmul(self.left, self.right, out=self.out)
+        self.product(self.left, self.right, out=self.out)
 
 
 def envpool_available() -> bool:

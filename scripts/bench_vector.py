@@ -23,6 +23,7 @@ Usage::
     python scripts/bench_vector.py --scenarios train tiny
     python scripts/bench_vector.py --settings "spin_seconds=0" "num_workers=1"   # also these vecspaces settings
     python scripts/bench_vector.py --scenarios train --policy-threads 1   # the policy on one BLAS thread
+    python scripts/bench_vector.py --scenarios train --policy torch      # the policy in torch (not installed by us)
     python scripts/bench_vector.py --json out.json --plot docs/bench.png
 """
 
@@ -122,14 +123,16 @@ def timed_run(envs: Any, actions: Any, num_envs: int, seconds: float, policy: Po
     return steps * num_envs / (time.perf_counter() - start)
 
 
-def measure(contenders: list[Contender], workload: Workload, seconds: float, repeats: int) -> Conditions:
+def measure(
+    contenders: list[Contender], workload: Workload, seconds: float, repeats: int, policy_library: str = "numpy"
+) -> Conditions:
     """Fill each contender's runs and peak memory; return the machine's conditions meanwhile.
 
     Memory: each contender alone (its workers and the main process), one at a time. Speed: every contender is
     kept open and their runs are interleaved round by round, the order rotating each round.
     """
     conditions = Conditions()
-    policy = Policy(workload.policy_seconds) if workload.policy_seconds else None
+    policy = Policy(workload.policy_seconds, policy_library) if workload.policy_seconds else None
     before = psutil.cpu_times()
     for contender in contenders:
         others = child_pids()  # e.g. the workers of a closed vector env that have not exited yet
@@ -200,11 +203,13 @@ def contenders_for(workload: Workload, variants: list[dict[str, Any]]) -> list[C
     return contenders
 
 
-def run(workload: Workload, variants: list[dict[str, Any]], seconds: float, repeats: int) -> Outcome:
+def run(
+    workload: Workload, variants: list[dict[str, Any]], seconds: float, repeats: int, policy_library: str = "numpy"
+) -> Outcome:
     contenders = contenders_for(workload, variants)
     progress(f"{workload.name}: {len(contenders)} vector envs, {repeats} interleaved rounds of {seconds} s")
     with busy_neighbours(workload.neighbours):
-        conditions = measure(contenders, workload, seconds, repeats)
+        conditions = measure(contenders, workload, seconds, repeats, policy_library)
     return Outcome(workload, {c.label: c for c in contenders}, conditions)
 
 
@@ -333,6 +338,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="short rounds, fewer of them")
     parser.add_argument("--scenarios", nargs="*", default=list(GROUPS), help="scenario or group names")
     parser.add_argument("--settings", nargs="*", default=[], help='extra vecspaces contenders, e.g. "num_workers=1"')
+    parser.add_argument("--policy", choices=["numpy", "torch"], default="numpy", help="what computes the policy")
     parser.add_argument(
         "--policy-threads", type=int, metavar="N", help="limit the main process's BLAS threads (needs threadpoolctl)"
     )
@@ -348,7 +354,11 @@ def main() -> None:
             from threadpoolctl import threadpool_limits
 
             stack.enter_context(threadpool_limits(limits=args.policy_threads, user_api="blas"))
-        outcomes = [run(workload, variants, seconds, repeats) for workload in selected(args.scenarios)]
+            if args.policy == "torch":
+                import torch
+
+                torch.set_num_threads(args.policy_threads)
+        outcomes = [run(workload, variants, seconds, repeats, args.policy) for workload in selected(args.scenarios)]
     print_outcomes(outcomes)
     print_verdicts(outcomes)
     if args.json:
