@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.vector.envs import SleepyEnv
 from vecspaces.envs import TinyEnv
 from vecspaces.vector import AsyncVectorEnv
 from vecspaces.vector._async import waiting
@@ -217,6 +218,18 @@ def test_workers_poll_for_their_next_command_no_longer_than_a_few_wake_ups(
         envs.reset(seed=0)
         assert envs._pool.spin.max_spin == spin_seconds  # the main process's own waits keep the full limit
     assert [float((tmp_path / str(w)).read_text()) for w in range(2)] == [worker_spin] * 2
+
+
+@pytest.mark.timeout(60)
+def test_the_main_process_learns_the_whole_wait_of_steps_whose_envs_return_infos() -> None:
+    # An info sends the step down the general path after the quiet one has waited; that wait must count, or
+    # the main process polls through every slow step as if it were quick.
+    with AsyncVectorEnv([functools.partial(SleepyEnv, seconds=0.003)] * 2, num_workers=2, spin_seconds=1e-3) as envs:
+        envs.reset(seed=0)
+        for _ in range(20):
+            envs.step(np.zeros(2, dtype=np.int64))
+        assert envs._pool.spin.typical >= 1e-3
+        assert envs._pool.spin.budget() == 0.0
 
 
 @pytest.mark.timeout(60)

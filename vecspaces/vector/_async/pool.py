@@ -300,6 +300,8 @@ class WorkerPool:
         control, inflight = self.control, self.inflight
         if any(control.has_reply[w] for w in inflight.running):
             inflight.owed = -len(inflight.running)  # their counts were taken before collect_all sees their flags
+            # The wait is over (collect_all only reads the replies): learn from all of it, as for a quiet step.
+            self.spin.record(time.perf_counter() - started)
             return False
         control.finished.fill(0)
         inflight.finish_all_quietly()
@@ -318,6 +320,7 @@ class WorkerPool:
             WaitTimeoutError: ``timeout`` passed first; the workers' commands stay pending.
         """
         started = time.perf_counter()
+        waits = len(self.inflight.running) + self.inflight.owed > 0  # not when collect_quietly took every count
         if not self._take_all_counts(started, timeout):
             elapsed = time.perf_counter() - started
             self.collect(self.idle, call, None if timeout is None else max(0.0, timeout - elapsed))
@@ -326,7 +329,8 @@ class WorkerPool:
         if not self.inflight.idle():  # not while every count belongs to a flag; wait the general way if it does
             self.collect(self.idle, call, timeout)
             return
-        self.spin.record(time.perf_counter() - started)
+        if waits:
+            self.spin.record(time.perf_counter() - started)
 
     def _take_all_counts(self, started: float, timeout: float | None) -> bool:
         """Take one completion count per running worker and every count still owed; False if that takes longer.
