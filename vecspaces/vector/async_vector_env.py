@@ -81,9 +81,10 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         restart_attempts: with ``restart_workers``, how many times in a row a dead worker's replacement may
             fail (die, or raise while it builds its envs) before the pool gives up and raises
             :class:`WorkerDiedError`.
-        spin_seconds: the longest a wait polls before blocking (default 1 ms); waits adapt below it, and do
-            not poll at all when the envs are slower than that, nor while trials show that blocking makes
-            steps faster (as when other busy processes share the cores). 0 always blocks.
+        spin_seconds: the longest a wait polls before blocking (default 1 ms; a worker waiting for its next
+            command polls at most 0.3 ms of it); waits adapt below it, and do not poll at all when the envs
+            are slower than that, nor while trials show that blocking makes steps faster (as when other busy
+            processes share the cores). 0 always blocks.
         main_process_envs: how many envs (the first ones) the main process steps itself while the workers
             step theirs. Faster for cheap envs on small machines (one process fewer competing for the cores),
             with the same results and errors; but those envs share the main process's fate (a crash in one is
