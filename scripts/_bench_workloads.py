@@ -138,8 +138,6 @@ class Policy:
             taken = self._median_time()
             size = max(8, round(size * (seconds / taken) ** (1 / 3)))
         self._allocate(size)
-        self.seconds = self._median_time()
-        self.size = size
 
     def _allocate(self, size: int) -> None:
         generator = np.random.default_rng(0)

@@ -258,19 +258,14 @@ def print_outcomes(outcomes: list[Outcome]) -> None:
         print(f"{'':<15} ({'; '.join(notes)})\n")
 
 
-def print_verdicts(outcomes: list[Outcome]) -> bool:
-    """Print every target's verdict; return whether all held."""
+def print_verdicts(outcomes: list[Outcome]) -> None:
     print("targets, vecspaces default settings (unrounded ratios):")
-    everything_held = True
     for outcome in outcomes:
-        checks = outcome.verdicts()
-        if not checks:
-            continue
-        held = all(ok for _, ok in checks)
-        everything_held &= held
-        print(f"  {outcome.workload.name:<15} {'; '.join(text for text, _ in checks)}: {'held' if held else 'MISSED'}")
+        if checks := outcome.verdicts():
+            held = all(ok for _, ok in checks)
+            texts = "; ".join(text for text, _ in checks)
+            print(f"  {outcome.workload.name:<15} {texts}: {'held' if held else 'MISSED'}")
     print()
-    return everything_held
 
 
 def write_json(outcomes: list[Outcome], path: str) -> None:
@@ -302,7 +297,7 @@ def plot(outcomes: list[Outcome], path: str) -> None:
     rows = np.arange(len(outcomes))[::-1]
     for offset, label in zip((-0.27, 0.0, 0.27), labels, strict=True):
         ratios = [
-            (o.rate(label) or 0.0) / (o.rate("gym-sync") or 1.0) if label in o.contenders else 0.0 for o in outcomes
+            o.contenders[label].rate / o.contenders["gym-sync"].rate if label in o.contenders else 0.0 for o in outcomes
         ]
         axis.barh(rows + offset, ratios, height=0.26, color=colours[label], label=label)
     axis.axvline(1.0, color="#444444", linewidth=0.8)

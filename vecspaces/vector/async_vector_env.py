@@ -27,8 +27,8 @@ from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
 from vecspaces.vector._async.observations import SharedObservations, observation_path
-from vecspaces.vector._async.pool import stop_processes
 from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
+from vecspaces.vector._async.processes import stop_processes
 from vecspaces.vector._async.protocol import Command, Reply
 from vecspaces.vector._async.startup import PoolSettings, probe, start_pool
 from vecspaces.vector._async.worker import WorkerConfig, run_worker

@@ -19,17 +19,16 @@ consistent there, so a Ctrl-C that arrived meanwhile is raised there.
 from __future__ import annotations
 
 import contextlib
-import signal
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import cloudpickle
-import psutil
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
 from vecspaces.vector._async.inflight import InFlight
 from vecspaces.vector._async.interrupts import checkpoint
+from vecspaces.vector._async.processes import describe_death, describe_process, span, stop_processes
 from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS, TrialSpin, poll
@@ -176,32 +175,11 @@ class WorkerPool:
 
     def death_message(self, w: int, activity: str) -> str:
         """Describe how worker ``w`` ended, for a :class:`WorkerDiedError`."""
-        process = self.processes[w]
-        code = process.exitcode
-        if code is None:
-            how = "stopped answering"
-        elif code < 0:
-            name = signal.Signals(-code).name
-            hint = " (killed: out of memory, or killed by a user)" if name == "SIGKILL" else ""
-            how = f"died with {name}{hint}"
-        else:
-            how = f"exited with code {code}"
-        return f"worker {w} (pid {process.pid}, envs {span(self.slices[w])}) {how} during {activity}"
+        return describe_death(w, self.processes[w], self.slices[w], activity)
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Per worker: pid, env indices, whether it is alive and its resident memory in bytes."""
-        info = []
-        for w, process in enumerate(self.processes):
-            alive = process is not None and process.is_alive()
-            rss = None
-            if alive:
-                try:
-                    rss = psutil.Process(process.pid).memory_info().rss
-                except psutil.Error:
-                    rss = None
-            pid = None if process is None else process.pid
-            info.append({"worker": w, "pid": pid, "envs": list(self.slices[w]), "alive": alive, "rss": rss})
-        return info
+        return [describe_process(w, process, self.slices[w]) for w, process in enumerate(self.processes)]
 
     def close(self, grace: float, terminate: bool) -> None:
         """Let pending commands finish and send every worker ``CLOSE`` (``grace`` seconds each), then :meth:`stop`.
@@ -484,24 +462,3 @@ class WorkerPool:
 
 class _DiedSending(Exception):
     """A worker died before its whole reply was through the pipe."""
-
-
-def span(envs: range) -> str:
-    """A readable range of env indices, e.g. ``4-7``."""
-    return f"{envs.start}" if len(envs) == 1 else f"{envs.start}-{envs.stop - 1}"
-
-
-def stop_processes(processes: list[Any], grace: float) -> None:
-    """Join the processes for ``grace`` seconds, then terminate, then kill what is left."""
-    deadline = time.monotonic() + grace
-    for process in processes:
-        if process is not None:
-            process.join(max(0.0, deadline - time.monotonic()))
-    for escalate in ("terminate", "kill"):
-        alive = [p for p in processes if p is not None and p.is_alive()]
-        if not alive:
-            return
-        for process in alive:
-            getattr(process, escalate)()
-        for process in alive:
-            process.join(1.0)
