@@ -36,7 +36,8 @@ through the pipe instead.
 The pieces, each with one job: ``options`` checks the constructor's options; ``startup`` builds the pool from
 them; ``shared`` lays out the shared memory; ``pool`` starts, commands, waits for and restarts the worker
 processes (``worker`` is their side, ``env_slice`` steps a slice of envs there or in the main process,
-``writers`` write its observations into shared memory), with what each worker is doing in ``inflight``;
+``writers`` write its observations into shared memory; ``processes`` tells how one ended and stops them), with
+what each worker is doing in ``inflight``;
 ``gate`` decides which call may run now; ``interrupts`` holds signals back while the main process's
 bookkeeping and the workers disagree; ``calls`` runs the Gymnasium-style call in progress; ``actions`` writes a
 batch of actions;
