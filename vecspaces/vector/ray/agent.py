@@ -1,0 +1,250 @@
+"""The agent: a Ray actor that runs a local :class:`~vecspaces.vector.AsyncVectorEnv` over a slice of the envs.
+
+It runs in a Ray worker process and imports nothing of Ray: the driver wraps it with ``ray.remote``. Every
+command to its envs goes through :meth:`Agent.run`, called by the driver as an actor method (``transport="ray"``)
+or read from the agent's socket by a thread of its own (``transport="socket"``, see :meth:`Agent.open_socket`).
+A command's answer is an :class:`Answer`: its result, or the errors of the envs that raised, numbered in the whole
+vector env.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from multiprocessing.connection import Connection, Listener
+from typing import Any
+
+import numpy as np
+
+from vecspaces.spaces import Space
+from vecspaces.vector._async.protocol import EnvError, RemoteTraceback, capture_error
+from vecspaces.vector._spaces import as_vecspaces_space
+from vecspaces.vector.async_vector_env import AsyncVectorEnv
+
+__all__ = ["Agent", "AgentCommand", "Answer", "Description"]
+
+
+class AgentCommand(IntEnum):
+    """A command to an agent's envs."""
+
+    RESET = 1  # (seeds, options) for every env of the agent
+    STEP = 2  # a batch of actions for every env of the agent
+    STEP_SOME = 3  # pool mode: (actions, the agent's own indices of the envs to step)
+    CALL = 4  # (name, args, kwargs)
+    GET_ATTR = 5  # name
+    SET_ATTR = 6  # (name, one value per env)
+    RESTART_ROWS = 7  # a replacement's first results: its envs reset and reported as truncated
+
+
+@dataclass
+class Answer:
+    """What an agent sends back for one command.
+
+    Attributes:
+        result: the local vector env's result (see :meth:`Agent.run`), or None after errors.
+        errors: the errors raised while running the command, their env numbered in the whole vector env.
+    """
+
+    result: Any = None
+    errors: list[EnvError] = field(default_factory=list)
+
+
+@dataclass
+class Description:
+    """What the driver learns of an agent once its envs are built.
+
+    Attributes:
+        observation_spaces: each env's observation space.
+        action_spaces: each env's action space.
+        metadata: the first env's metadata (without ``autoreset_mode``).
+        render_mode: the first env's render mode.
+        gymnasium_user: whether the envs are Gymnasium's (the vector env then shows Gymnasium's types).
+        node_id: the Ray node the agent runs on.
+        host: that node's address.
+        pid: the agent's process id.
+    """
+
+    observation_spaces: list[Space[Any]]
+    action_spaces: list[Space[Any]]
+    metadata: dict[str, Any]
+    render_mode: str | None
+    gymnasium_user: bool
+    node_id: str
+    host: str
+    pid: int
+
+
+# How the local pool names the env that raised (see vecspaces.vector._async.protocol.rebuild_error).
+_LOCAL_ENV_NOTE = re.compile(r"raised by env (\d+) during (.+)")
+
+
+class Agent:
+    """Runs envs ``first .. first + len(env_fns) - 1`` of a vector env in a local pool (in a Ray actor).
+
+    Args:
+        env_fns: the agent's slice of the vector env's ``env_fns``.
+        first: the index of its first env in the whole vector env.
+        pool_options: keyword arguments of the local ``AsyncVectorEnv``.
+    """
+
+    def __init__(self, env_fns: Sequence[Callable[[], Any]], first: int, pool_options: dict[str, Any]) -> None:
+        self.env_fns = list(env_fns)
+        self.first = first
+        self.pool_options = pool_options
+        self.envs: AsyncVectorEnv | None = None
+        # The socket thread and Ray's calls (worker_info, close) both reach the envs.
+        self.lock = threading.Lock()
+        self.listener: Listener | None = None
+
+    def start(self) -> Description | Answer:
+        """Build the envs; return their description, or an :class:`Answer` holding the error that stopped it."""
+        try:
+            self.envs = AsyncVectorEnv(self.env_fns, **self.pool_options)
+            envs = self.envs
+            return Description(
+                [as_vecspaces_space(space, "observation_space") for space in envs.get_attr("observation_space")],
+                [as_vecspaces_space(space, "action_space") for space in envs.get_attr("action_space")],
+                {key: value for key, value in envs.metadata.items() if key != "autoreset_mode"},
+                envs.render_mode,
+                envs._gymnasium_user,
+                _node_id(),
+                _host_address(),
+                os.getpid(),
+            )
+        except BaseException as error:
+            return Answer(errors=[self._record(error, "building its envs")])
+
+    def run(self, command: AgentCommand, payload: Any) -> Answer:
+        """Run one command on the agent's envs.
+
+        Results: RESET ``(observations, infos)``; STEP and RESTART_ROWS ``(observations, rewards, terminations,
+        truncations, infos)``; STEP_SOME the same over the envs stepped; CALL and GET_ATTR one value per env;
+        SET_ATTR None.
+        """
+        with self.lock:
+            envs = self.envs
+            if envs is None:
+                return Answer(errors=[self._record(RuntimeError("the agent's envs are closed"), command.name)])
+            try:
+                return Answer(self._run(envs, command, payload))
+            except BaseException as error:
+                return Answer(errors=[self._record(error, command.name.lower())])
+
+    def _run(self, envs: AsyncVectorEnv, command: AgentCommand, payload: Any) -> Any:
+        if command is AgentCommand.STEP:
+            return envs.step(payload)
+        if command is AgentCommand.RESET:
+            seeds, options = payload
+            return envs.reset(seed=seeds, options=options)
+        if command is AgentCommand.STEP_SOME:
+            actions, env_ids = payload
+            envs.send(actions, env_ids)
+            *results, returned = envs.recv()  # every env sent: the local batch size is all of them
+            return (*results, [self.first + int(i) for i in returned])
+        if command is AgentCommand.CALL:
+            name, args, kwargs = payload
+            return envs.call(name, *args, **kwargs)
+        if command is AgentCommand.GET_ATTR:
+            return envs.get_attr(payload)
+        if command is AgentCommand.SET_ATTR:
+            name, values = payload
+            envs.set_attr(name, list(values))
+            return None
+        if command is AgentCommand.RESTART_ROWS:
+            observations, infos = envs.reset()
+            flags = np.ones(envs.num_envs, dtype=np.bool_)
+            infos = {**infos, "worker_restarted": flags, "_worker_restarted": flags.copy()}
+            return observations, np.zeros(envs.num_envs), ~flags, flags, infos
+        raise AssertionError(command)
+
+    def _record(self, error: BaseException, doing: str) -> EnvError:
+        """The error, its env numbered in the whole vector env (the local pool numbers the agent's envs from 0)."""
+        notes: list[str] = list(getattr(error, "__notes__", []))
+        env_index = None
+        for position, note in enumerate(notes):
+            found = _LOCAL_ENV_NOTE.fullmatch(note)
+            if found:
+                env_index, doing = self.first + int(found[1]), found[2]
+                del notes[position]
+                error.__notes__ = notes  # type: ignore[attr-defined]
+                cause = error.__cause__
+                if isinstance(cause, RemoteTraceback):
+                    header = f"raised by env {env_index} during {doing}"
+                    error.__cause__ = RemoteTraceback(_LOCAL_ENV_NOTE.sub(header, cause.text, count=1))
+                break
+        else:
+            if self.first:
+                notes.append(f"the envs named above are numbered within the agent, whose env 0 is env {self.first}")
+                error.__notes__ = notes  # type: ignore[attr-defined]
+        return capture_error(error, env_index, doing)
+
+    def worker_info(self) -> list[dict[str, Any]]:
+        """The local pool's workers (their envs numbered in the whole vector env)."""
+        with self.lock:
+            if self.envs is None:
+                return []
+            info = self.envs.worker_info()
+        for worker in info:
+            worker["envs"] = [self.first + i for i in worker["envs"]]
+        return info
+
+    def open_socket(self) -> tuple[tuple[str, int], bytes]:
+        """Listen on a free port; serve the one connection that brings the returned authkey, in a thread.
+
+        Returns:
+            The address to connect to, and the authkey (random, known only to the driver that asked).
+        """
+        authkey = os.urandom(32)
+        self.listener = Listener((_host_address(), 0), authkey=authkey, backlog=1)
+        threading.Thread(target=self._serve, args=(self.listener,), daemon=True, name="vecspaces-agent").start()
+        address: tuple[str, int] = self.listener.address  # type: ignore[assignment]
+        return address, authkey
+
+    def _serve(self, listener: Listener) -> None:
+        """Answer the driver's commands, one at a time, until it hangs up."""
+        try:
+            connection: Connection = listener.accept()
+        except OSError:  # closed before the driver connected, or a client without the authkey
+            return
+        finally:
+            listener.close()  # one driver per agent: nothing else may connect
+        with connection:
+            while True:
+                try:
+                    command, payload = pickle.loads(connection.recv_bytes())
+                except (EOFError, OSError):
+                    return
+                connection.send_bytes(pickle.dumps(self.run(command, payload), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def ping(self) -> int:
+        """A cheap call whose answer says the agent is alive."""
+        return os.getpid()
+
+    def close(self) -> None:
+        """Close the envs (their worker processes exit)."""
+        with self.lock:
+            envs, self.envs = self.envs, None
+        if envs is not None:
+            envs.close()
+
+
+def _node_id() -> str:
+    import ray  # noqa: PLC0415  (the agent runs inside Ray; this module is imported without it too)
+
+    return str(ray.get_runtime_context().get_node_id())
+
+
+def _host_address() -> str:
+    """This node's address as other nodes reach it (Ray's own view of it, else the hostname's)."""
+    try:
+        import ray  # noqa: PLC0415
+
+        return str(ray.util.get_node_ip_address())
+    except Exception:
+        return socket.gethostbyname(socket.gethostname())

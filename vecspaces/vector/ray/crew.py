@@ -1,0 +1,260 @@
+"""The driver's side of the agents: starting them, sending commands, collecting answers, replacing the dead.
+
+The crew knows nothing of the batch: it hands every answer, in order of arrival, to the vector env's ``deliver``
+callback with the command and the note it was sent with. A dead agent either breaks the crew (every later call
+raises the same :class:`~vecspaces.error.WorkerDiedError`) or, with ``restart``, is replaced: the replacement's
+envs are reset, their rows kept as *restart rows* (see ``RayVectorEnv``), and the commands the dead agent owed are
+redone by the replacement or answered from those rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vecspaces.error import WaitTimeoutError, WorkerDiedError
+from vecspaces.vector._async import interrupts
+from vecspaces.vector._async.protocol import add_note, rebuild_error
+from vecspaces.vector.ray.agent import Agent, AgentCommand, Answer, Description
+from vecspaces.vector.ray.links import AgentDied, Link, RayLink, SocketLink, wait_for_answers
+from vecspaces.vector.ray.placement import AgentPlan
+
+__all__ = ["AgentHandle", "Crew"]
+
+# Waits block in slices this long, so that a Ctrl-C is raised promptly between two of them.
+_WAIT_SLICE_SECONDS = 0.05
+DEFERRAL = interrupts.deferred()
+
+
+@dataclass
+class AgentHandle:
+    """One agent as the driver sees it.
+
+    Attributes:
+        index: its place among the agents.
+        envs: the envs it runs.
+        plan: how it was placed (a replacement is placed alike).
+        actor: its Ray actor handle.
+        link: its channel, once open.
+        description: what it said of its envs and itself.
+    """
+
+    index: int
+    envs: range
+    plan: AgentPlan
+    actor: Any
+    link: Link | None = None
+    description: Description | None = None
+
+    def where(self) -> str:
+        """``agent k, node X (address)``, for messages."""
+        if self.description is None:
+            return f"agent {self.index}"
+        return f"agent {self.index}, node {self.description.node_id[:12]} ({self.description.host})"
+
+
+Deliver = Callable[[AgentHandle, Answer, AgentCommand, Any], None]
+Restarted = Callable[[AgentHandle, Answer], None]
+
+
+class Crew:
+    """The agents of one ``RayVectorEnv``.
+
+    Args:
+        ray: the ``ray`` module.
+        env_fns: the vector env's env factories.
+        plans: one per agent.
+        pool_options: the local pools' options (``num_workers`` comes from each plan).
+        transport: ``"socket"`` or ``"ray"``.
+        startup_timeout: how long agents may take to build their envs, in seconds.
+        restart: replace dead agents instead of breaking.
+    """
+
+    def __init__(
+        self,
+        ray: Any,
+        env_fns: list[Any],
+        plans: list[AgentPlan],
+        pool_options: dict[str, Any],
+        transport: str,
+        startup_timeout: float,
+        restart: bool,
+    ) -> None:
+        self.ray = ray
+        self.env_fns = env_fns
+        self.pool_options = pool_options
+        self.transport = transport
+        self.startup_timeout = startup_timeout
+        self.restart = restart
+        self.restarts = 0
+        self.broken: str | None = None
+        self.actor_class = ray.remote(Agent)
+        self.agents = [AgentHandle(k, plan.envs, plan, None) for k, plan in enumerate(plans)]
+        # Set by the vector env: where answers go, and where a replacement's restart rows go.
+        self.deliver: Deliver
+        self.restarted: Restarted
+
+    # -- starting ------------------------------------------------------------------------------------------
+
+    def start(self, agents: list[AgentHandle]) -> None:
+        """Start ``agents`` together: create their actors, wait for their envs, open their links.
+
+        Raises:
+            WaitTimeoutError: they took longer than ``startup_timeout``.
+            WorkerDiedError: an agent died while starting.
+            Exception: what an env raised while being built, of its own type, with the agent in a note.
+        """
+        started = []
+        for agent in agents:
+            options = {**agent.plan.options, "max_restarts": 0, "max_task_retries": 0}
+            pool_options = {**self.pool_options, "num_workers": agent.plan.workers}
+            envs = agent.envs
+            agent.actor = self.actor_class.options(**options).remote(
+                self.env_fns[envs.start : envs.stop], envs.start, pool_options
+            )
+            started.append(agent.actor.start.remote())
+        try:
+            descriptions = self.ray.get(started, timeout=self.startup_timeout)
+        except self.ray.exceptions.GetTimeoutError:
+            raise WaitTimeoutError(
+                f"the agents did not build their envs within startup_timeout={self.startup_timeout} s; "
+                f"raise it if building the envs takes that long"
+            ) from None
+        except self.ray.exceptions.RayActorError as error:
+            raise WorkerDiedError(f"an agent died while it built its envs: {error}") from None
+        for agent, description in zip(agents, descriptions, strict=True):
+            if isinstance(description, Answer):
+                error = rebuild_error(description.errors[0])
+                add_note(error, f"on {agent.where()}")
+                raise error
+            agent.description = description
+        for agent in agents:
+            agent.link = self._open_link(agent)
+
+    def _open_link(self, agent: AgentHandle) -> Link:
+        if self.transport == "ray":
+            return RayLink(agent.actor)
+        address, authkey = self.ray.get(agent.actor.open_socket.remote(), timeout=self.startup_timeout)
+        return SocketLink(agent.actor, address, authkey)
+
+    # -- commands ------------------------------------------------------------------------------------------
+
+    def send(self, agent: AgentHandle, command: AgentCommand, payload: Any, note: Any = None) -> None:
+        """Send ``agent`` a command; its answer goes to ``deliver`` with ``note`` when collected."""
+        assert agent.link is not None
+        try:
+            agent.link.send(command, payload, (payload, note))
+        except AgentDied as death:
+            # Sent nothing: the command is redone or answered by the replacement as if it had been pending.
+            agent.link.pending.append((command, (payload, note)))
+            self._died(agent, str(death), command)
+
+    def pending(self) -> list[AgentHandle]:
+        """The agents that owe answers."""
+        return [agent for agent in self.agents if agent.link is not None and agent.link.pending]
+
+    def collect(self, agents: Callable[[], list[AgentHandle]], timeout: float | None) -> None:
+        """Collect answers until ``agents()`` is empty, handing each to :attr:`deliver`.
+
+        Raises:
+            WaitTimeoutError: ``timeout`` passed first; what was collected was delivered, the rest stays pending.
+            WorkerDiedError: an agent died and is not replaced.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            waiting = agents()
+            if not waiting:
+                return
+            remaining = _WAIT_SLICE_SECONDS if deadline is None else deadline - time.monotonic()
+            if remaining <= 0:
+                raise WaitTimeoutError(
+                    f"envs {[i for a in waiting for i in a.envs]} did not answer within {timeout} s; "
+                    f"the call is still pending: wait for it again to collect its results"
+                )
+            links = {id(agent.link): agent for agent in waiting}
+            for link in wait_for_answers([agent.link for agent in waiting], min(remaining, _WAIT_SLICE_SECONDS)):
+                with DEFERRAL:
+                    self._receive(links[id(link)])
+            interrupts.checkpoint()
+
+    def _receive(self, agent: AgentHandle) -> None:
+        assert agent.link is not None
+        command = agent.link.pending[0][0]
+        try:
+            answer, command, (_, note) = agent.link.receive()
+        except AgentDied as death:
+            self._died(agent, str(death), command)
+            return
+        self.deliver(agent, answer, command, note)
+
+    def _run(self, agent: AgentHandle, command: AgentCommand) -> Answer:
+        """A freshly started agent's answer to one command (nothing else is pending on it)."""
+        assert agent.link is not None
+        agent.link.send(command, None)
+        answer, _, _ = agent.link.receive()
+        return answer
+
+    # -- death and restarts ----------------------------------------------------------------------------------
+
+    def _died(self, agent: AgentHandle, detail: str, command: AgentCommand) -> None:
+        envs = f"envs {agent.envs.start}-{agent.envs.stop - 1}"
+        problem = f"{agent.where()} ({envs}) died during {command.name.lower()}: {detail}"
+        if not self.restart:
+            self.broken = f"{problem}; the vector env is broken, close it (restart_agents=True replaces dead agents)"
+            raise WorkerDiedError(self.broken)
+        owed = list(agent.link.pending) if agent.link is not None else []
+        self.stop([agent])
+        try:
+            self.start([agent])
+        except BaseException as error:
+            self.broken = f"{problem}; its replacement failed to start: {error}"
+            raise WorkerDiedError(self.broken) from error
+        try:
+            rows = self._run(agent, AgentCommand.RESTART_ROWS)
+        except AgentDied as death:
+            self.broken = f"{problem}; its replacement died too: {death}"
+            raise WorkerDiedError(self.broken) from None
+        self.restarts += 1
+        self.restarted(agent, rows)
+        for owed_command, (payload, note) in owed:
+            if owed_command in (AgentCommand.STEP, AgentCommand.STEP_SOME):
+                self.deliver(agent, Answer(), owed_command, note)  # answered from the restart rows
+            else:
+                assert agent.link is not None
+                agent.link.send(owed_command, payload, (payload, note))
+
+
+    # -- stopping ------------------------------------------------------------------------------------------
+
+    def stop(self, agents: list[AgentHandle], grace: float = 0.0) -> None:
+        """Close ``agents``' envs politely for up to ``grace`` seconds, then kill their actors."""
+        closing = []
+        for agent in agents:
+            if agent.link is not None:
+                agent.link.close()
+                agent.link = None
+            if agent.actor is not None and grace > 0:
+                closing.append(agent.actor.close.remote())
+        if closing:
+            try:
+                self.ray.wait(closing, num_returns=len(closing), timeout=grace)
+            except Exception:
+                pass  # stopping must finish: the kill below ends whatever is left
+        for agent in agents:
+            if agent.actor is not None:
+                try:
+                    self.ray.kill(agent.actor, no_restart=True)
+                except Exception:
+                    pass  # already gone
+                agent.actor = None
+
+    def worker_info(self) -> list[dict[str, Any]]:
+        """Every agent's local workers, each with its agent, node and address."""
+        infos = self.ray.get([agent.actor.worker_info.remote() for agent in self.agents])
+        for agent, workers in zip(self.agents, infos, strict=True):
+            for worker in workers:
+                assert agent.description is not None
+                worker.update(agent=agent.index, node_id=agent.description.node_id, address=agent.description.host)
+        return [worker for workers in infos for worker in workers]

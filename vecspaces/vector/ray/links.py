@@ -1,0 +1,115 @@
+"""How commands reach an agent and answers come back: over a direct socket, or as Ray actor calls.
+
+Both transports keep a FIFO of the commands sent and not yet answered (pool mode may queue several), answer them
+in order, and turn the agent's death into :class:`AgentDied` carrying what was seen of it.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import deque
+from multiprocessing.connection import Client, Connection, wait
+from typing import Any
+
+from vecspaces.vector.ray.agent import AgentCommand, Answer
+
+__all__ = ["AgentDied", "Link", "RayLink", "SocketLink", "wait_for_answers"]
+
+
+class AgentDied(Exception):
+    """The agent's process ended (or its node was lost) while a command was sent to it or pending."""
+
+
+class Link:
+    """One agent's channel: send commands, receive their answers in order.
+
+    Attributes:
+        actor: the agent's Ray actor handle (control calls go through it whatever the transport).
+        pending: the commands sent and not yet answered, oldest first, each with what the caller attached.
+    """
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+        self.pending: deque[tuple[AgentCommand, Any]] = deque()
+
+    def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
+        """Send a command; ``note`` comes back with its answer (see :meth:`receive`)."""
+        raise NotImplementedError
+
+    def receive(self) -> tuple[Answer, AgentCommand, Any]:
+        """The answer to the oldest pending command (blocking), with the command and its note."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop using the channel (the agent's thread serving it exits)."""
+
+
+class SocketLink(Link):
+    """Commands and answers over the agent's ``multiprocessing.connection`` socket (see ``Agent.open_socket``)."""
+
+    def __init__(self, actor: Any, address: tuple[str, int], authkey: bytes) -> None:
+        super().__init__(actor)
+        self.connection: Connection = Client(address, authkey=authkey)
+
+    def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
+        try:
+            self.connection.send_bytes(pickle.dumps((command, payload), protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError as error:
+            raise AgentDied(f"its socket refused the command ({error})") from None
+        self.pending.append((command, note))
+
+    def receive(self) -> tuple[Answer, AgentCommand, Any]:
+        try:
+            data = self.connection.recv_bytes()
+        except (EOFError, OSError):
+            raise AgentDied("its socket closed: the agent's process ended") from None
+        command, note = self.pending.popleft()
+        return pickle.loads(data), command, note
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class RayLink(Link):
+    """Every command an actor call (``Agent.run``); the answers come through Ray's object store."""
+
+    def __init__(self, actor: Any) -> None:
+        super().__init__(actor)
+        self.results: deque[Any] = deque()  # the ObjectRef of each pending command
+
+    def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
+        self.results.append(self.actor.run.remote(command, payload))
+        self.pending.append((command, note))
+
+    def receive(self) -> tuple[Answer, AgentCommand, Any]:
+        import ray  # noqa: PLC0415
+
+        try:
+            answer: Answer = ray.get(self.results[0])
+        except ray.exceptions.RayActorError as error:
+            raise AgentDied(f"Ray reports it dead: {_first_line(error)}") from None
+        self.results.popleft()
+        command, note = self.pending.popleft()
+        return answer, command, note
+
+
+def wait_for_answers(links: list[Link], timeout: float) -> list[Link]:
+    """The links among ``links`` whose oldest pending answer is ready (or whose agent died), waiting ``timeout``."""
+    sockets = [link for link in links if isinstance(link, SocketLink)]
+    if sockets:
+        by_connection = {link.connection: link for link in sockets}
+        return [by_connection[connection] for connection in wait(list(by_connection), timeout)]  # type: ignore[index]
+    import ray  # noqa: PLC0415
+
+    by_reference = {link.results[0]: link for link in links if isinstance(link, RayLink) and link.results}
+    if not by_reference:
+        return []
+    ready, _ = ray.wait(list(by_reference), num_returns=1, timeout=timeout, fetch_local=False)
+    if ready:  # take every answer that is ready by now, not just the first
+        ready, _ = ray.wait(list(by_reference), num_returns=len(by_reference), timeout=0, fetch_local=False)
+    return [by_reference[reference] for reference in ready]
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

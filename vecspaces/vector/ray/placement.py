@@ -1,0 +1,129 @@
+"""How many agents, which envs each runs, and where Ray places them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.vector._async.options import split_envs
+
+__all__ = ["AgentPlan", "plan_agents"]
+
+_PLACEMENTS = ("spread", "pack")
+
+
+@dataclass
+class AgentPlan:
+    """One agent to start.
+
+    Attributes:
+        envs: the envs it runs (contiguous).
+        options: its Ray actor options (resources and scheduling strategy).
+        workers: its local pool's ``num_workers`` (None: the node's physical cores, at most its envs).
+    """
+
+    envs: range
+    options: dict[str, Any]
+    workers: int | None
+
+
+def plan_agents(
+    ray: Any,
+    num_envs: int,
+    num_agents: int | None,
+    envs_per_agent: int | None,
+    workers_per_agent: int | None,
+    cpus_per_agent: float | None,
+    placement: Any,
+) -> list[AgentPlan]:
+    """Decide the agents of a vector env of ``num_envs`` envs (see ``RayVectorEnv`` for the arguments).
+
+    Raises:
+        InvalidValueError: an argument is out of range, or ``placement`` names no placement.
+        InvalidTypeError: an argument has the wrong type.
+    """
+    for name, value in (("num_agents", num_agents), ("envs_per_agent", envs_per_agent)):
+        _check_count(name, value, num_envs)
+    _check_count("workers_per_agent", workers_per_agent, None)
+    if cpus_per_agent is not None and (
+        isinstance(cpus_per_agent, bool) or not isinstance(cpus_per_agent, (int, float)) or not cpus_per_agent > 0
+    ):
+        raise InvalidValueError(message("cpus_per_agent is invalid", expected="a number > 0", got=show(cpus_per_agent)))
+    if num_agents is not None and envs_per_agent is not None:
+        raise InvalidValueError(
+            message(
+                "num_agents and envs_per_agent are both given",
+                expected="at most one of them",
+                got=f"num_agents={num_agents}, envs_per_agent={envs_per_agent}",
+            )
+        )
+    nodes = _nodes_with_cpus(ray)
+    if num_agents is None:
+        if envs_per_agent is not None:
+            num_agents = math.ceil(num_envs / envs_per_agent)
+        elif cpus_per_agent is not None:
+            num_agents = max(1, sum(int(node["Resources"]["CPU"] // cpus_per_agent) for node in nodes))
+        else:
+            num_agents = len(nodes)
+    num_agents = min(num_agents, num_envs)
+    strategies = _strategies(ray, placement, nodes, num_agents)
+    workers = workers_per_agent
+    if workers is None and cpus_per_agent is not None:
+        workers = max(1, int(cpus_per_agent))
+    return [
+        AgentPlan(envs, {"num_cpus": cpus_per_agent or 0, "scheduling_strategy": strategy}, workers)
+        for envs, strategy in zip(split_envs(num_envs, num_agents), strategies, strict=True)
+    ]
+
+
+def _check_count(name: str, value: Any, most: int | None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidTypeError(message(f"{name} is invalid", expected="an int or None", got=show(value)))
+    if value < 1 or (most is not None and value > most):
+        bound = f"an int in [1, {most}] (the number of envs)" if most is not None else "an int >= 1"
+        raise InvalidValueError(message(f"{name} is invalid", expected=bound, got=show(value)))
+
+
+def _nodes_with_cpus(ray: Any) -> list[dict[str, Any]]:
+    nodes = [node for node in ray.nodes() if node["Alive"] and node["Resources"].get("CPU", 0) > 0]
+    return nodes or [node for node in ray.nodes() if node["Alive"]]
+
+
+def _strategies(ray: Any, placement: Any, nodes: list[dict[str, Any]], num_agents: int) -> list[Any]:
+    """Agent k's scheduling strategy, for each k."""
+    from ray.util.placement_group import PlacementGroup  # noqa: PLC0415
+    from ray.util.scheduling_strategies import (  # noqa: PLC0415
+        NodeAffinitySchedulingStrategy,
+        PlacementGroupSchedulingStrategy,
+    )
+
+    if isinstance(placement, PlacementGroup):
+        bundles = placement.bundle_count
+        return [PlacementGroupSchedulingStrategy(placement, placement_group_bundle_index=k % bundles) for k in range(num_agents)]
+    if isinstance(placement, str) and placement in _PLACEMENTS:
+        if placement == "pack":
+            node_ids = [ray.get_runtime_context().get_node_id()]
+        else:
+            node_ids = [node["NodeID"] for node in nodes]
+    elif isinstance(placement, (list, tuple)) and placement and all(isinstance(n, str) for n in placement):
+        alive = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
+        unknown = [n for n in placement if n not in alive]
+        if unknown:
+            raise InvalidValueError(
+                message("placement names nodes that are not alive", expected="ids of alive Ray nodes", got=show(unknown))
+            )
+        node_ids = list(placement)
+    else:
+        raise InvalidValueError(
+            message(
+                "placement is invalid",
+                expected="'spread', 'pack', a list of Ray node ids or a PlacementGroup",
+                got=show(placement),
+            )
+        )
+    # Soft: a replacement may go elsewhere when its node is gone.
+    return [NodeAffinitySchedulingStrategy(node_ids[k % len(node_ids)], soft=True) for k in range(num_agents)]

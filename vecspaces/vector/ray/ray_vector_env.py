@@ -1,0 +1,523 @@
+"""RayVectorEnv: the envs of one vector env spread over Ray agents, each running a local pool.
+
+See the package docstring for the data flow and the failure semantics.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.error import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    InvalidTypeError,
+    InvalidValueError,
+    NoAsyncCallError,
+    WorkerDiedError,
+    message,
+    show,
+)
+from vecspaces.spaces import Space
+from vecspaces.vector._arguments import actions_per_env, as_action_batch, seeds_per_env, split_reset_mask
+from vecspaces.vector._async import interrupts, options
+from vecspaces.vector._async.protocol import add_note, rebuild_error
+from vecspaces.vector._gymnasium_facing import gymnasium_arguments
+from vecspaces.vector._spaces import (
+    ObservationMode,
+    as_vecspaces_observation_mode,
+    check_observation_mode,
+    resolve_env_spaces,
+)
+from vecspaces.vector.ray.agent import AgentCommand, Answer
+from vecspaces.vector.ray.batches import Rows, join, join_infos, take
+from vecspaces.vector.ray.crew import DEFERRAL, AgentHandle, Crew
+from vecspaces.vector.ray.placement import plan_agents
+from vecspaces.vector.utils import batch_space
+from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
+
+__all__ = ["RayVectorEnv"]
+
+StepResult = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
+RecvResult = tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any], Any]
+
+_TRANSPORTS = ("socket", "ray")
+_RESERVED_CALLS = ("reset", "step", "close")
+
+
+class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
+    """Run sub-environments on a Ray cluster: agent actors each step a slice of them in a local worker pool.
+
+    Same API, results and errors as :class:`~vecspaces.vector.AsyncVectorEnv` (a dead agent is a
+    :class:`~vecspaces.error.WorkerDiedError`), with the envs spread over the cluster's nodes.
+
+    Args:
+        env_fns: callables that each create one sub-environment (sent to the agents with cloudpickle).
+        num_agents: how many agents; default: one per alive node with CPUs (or per ``cpus_per_agent`` block).
+        envs_per_agent: instead of ``num_agents``, how many envs each agent runs (at most).
+        workers_per_agent: worker processes of each agent's local pool (default: ``cpus_per_agent``, else the
+            node's physical cores, at most the agent's envs).
+        cpus_per_agent: CPUs each agent reserves from Ray (default: none reserved, one agent per node).
+        placement: ``"spread"`` (agents round-robin over the nodes), ``"pack"`` (on the driver's node), a list
+            of Ray node ids (agent k on the k-th, round-robin) or a Ray ``PlacementGroup`` (agent k in bundle k).
+        transport: ``"socket"``: each step travels over a direct socket per agent, opened with a random
+            authkey; ``"ray"``: each step is a Ray actor call (slower; for clusters where the driver cannot
+            reach the agents' nodes directly).
+        batch_size: how many envs :meth:`recv` returns in pool mode (default: all of them).
+        timeout: the default timeout in seconds of every wait (None waits as long as the agents live).
+        startup_timeout: how long the agents may take to start and build their envs, in seconds.
+        restart_agents: replace a dead agent (its envs come back reset, reported as truncated with
+            ``info["worker_restarted"]``) instead of breaking the vector env. The agents' local pools also
+            restart their dead workers.
+        autoreset_mode: an :class:`~vecspaces.vector.AutoresetMode` or its string value.
+        observation_mode: ``"same"``, ``"different"`` or a ``(batched, single)`` pair of spaces.
+        copy: accepted for compatibility: observations are always the caller's own (they arrive by message).
+        ray_address: the cluster to connect to when Ray is not initialised yet (None: start a local one, closed
+            again by :meth:`close`).
+
+    Example:
+        >>> from vecspaces.envs import TinyEnv
+        >>> with RayVectorEnv([TinyEnv] * 4, num_agents=2, workers_per_agent=1) as envs:  # doctest: +SKIP
+        ...     obs, infos = envs.reset(seed=0)
+        ...     obs, rewards, terminations, truncations, infos = envs.step(np.array([0, 1, 0, 1]))
+        >>> obs.shape  # doctest: +SKIP
+        (4, 4)
+    """
+
+    def __init__(
+        self,
+        env_fns: Sequence[Callable[[], Any]],
+        *,
+        num_agents: int | None = None,
+        envs_per_agent: int | None = None,
+        workers_per_agent: int | None = None,
+        cpus_per_agent: float | None = None,
+        placement: Any = "spread",
+        transport: str = "socket",
+        batch_size: int | None = None,
+        timeout: float | None = None,
+        startup_timeout: float = 120.0,
+        restart_agents: bool = False,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        observation_mode: ObservationMode = "same",
+        copy: bool = True,
+        ray_address: str | None = None,
+    ) -> None:
+        self.closed = True  # until the agents are up, there is nothing for close() to do
+        self.env_fns = list(env_fns)
+        if not self.env_fns or not all(callable(fn) for fn in self.env_fns):
+            raise InvalidTypeError(
+                message("env_fns is invalid", expected="a non-empty list of callables", got=show(env_fns))
+            )
+        if transport not in _TRANSPORTS:
+            raise InvalidValueError(message("transport is invalid", expected="'socket' or 'ray'", got=show(transport)))
+        self.num_envs = len(self.env_fns)
+        self.copy = copy
+        self.transport = transport
+        self.timeout = timeout
+        self.restart_agents = restart_agents
+        self.observation_mode = observation_mode
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        from_gymnasium = gymnasium_arguments(autoreset_mode, observation_mode)
+        observation_mode = as_vecspaces_observation_mode(observation_mode)
+        check_observation_mode(observation_mode)
+        self.batch_size = options.pool_batch_size(batch_size, self.num_envs)
+
+        ray = _import_ray()
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray:
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            ray.init(address=ray_address, include_dashboard=False, log_to_driver=True)
+        try:
+            plans = plan_agents(
+                ray, self.num_envs, num_agents, envs_per_agent, workers_per_agent, cpus_per_agent, placement
+            )
+            pool_options = {
+                "context": "forkserver",  # forking a Ray worker, which runs threads, is unsafe
+                "copy": False,  # the agent sends the batch on at once
+                "autoreset_mode": self.autoreset_mode,
+                "observation_mode": "different" if isinstance(observation_mode, tuple) else observation_mode,
+                "restart_workers": restart_agents,
+                "startup_timeout": startup_timeout,
+            }
+            self._crew = Crew(ray, self.env_fns, plans, pool_options, transport, startup_timeout, restart_agents)
+            self._crew.deliver = self._deliver
+            self._crew.restarted = self._keep_restart_rows
+            self._reset_state()
+            self.closed = False
+            self._crew.start(self._crew.agents)
+            self._describe(observation_mode, from_gymnasium)
+        except BaseException:
+            self.close(terminate=True)
+            raise
+        interrupts.watch()
+
+    def _reset_state(self) -> None:
+        self._pending: AgentCommand | None = None  # the Gymnasium-style call in progress
+        self._abandoned = False  # ... and whether an interrupt ended it for its caller
+        self._results: dict[int, Any] = {}  # its answers so far, per agent
+        self._errors: list[BaseException] = []
+        self._reset_envs: list[int] = []
+        self._in_flight: set[int] = set()  # pool mode: the envs sent and not finished
+        self._finished: list[Rows] = []  # pool mode: finished envs' rows not yet received
+        self._restart_rows: dict[int, tuple[Rows, set[int]]] = {}  # per agent: a replacement's rows still due
+
+    def _describe(self, observation_mode: ObservationMode, from_gymnasium: bool) -> None:
+        descriptions = [agent.description for agent in self._crew.agents]
+        first = descriptions[0]
+        assert first is not None
+        self.metadata = {**first.metadata, "autoreset_mode": self.autoreset_mode}
+        self.render_mode = first.render_mode
+        spaces = resolve_env_spaces(
+            observation_mode,
+            [space for d in descriptions if d is not None for space in d.observation_spaces],
+            [space for d in descriptions if d is not None for space in d.action_spaces],
+        )
+        self._spaces = spaces
+        self._show_spaces(spaces, from_gymnasium or first.gymnasium_user)
+        self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
+
+    # -- Gymnasium's API -----------------------------------------------------------------------------------
+
+    @property
+    def restarts(self) -> int:
+        """How many times a dead agent was replaced."""
+        return self._crew.restarts
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset every sub-env, or those selected by ``options["reset_mask"]``; see :meth:`reset_async`."""
+        self.reset_async(seed=seed, options=options)
+        return self.reset_wait()
+
+    def reset_async(self, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> None:
+        """Send the reset command to the agents (arguments as for ``AsyncVectorEnv.reset_async``)."""
+        self._check_can_start("reset_async")
+        seeds = seeds_per_env(seed, self.num_envs)
+        mask, options = split_reset_mask(options, self.num_envs)
+        self._reset_envs = list(range(self.num_envs)) if mask is None else np.flatnonzero(mask).tolist()
+        with DEFERRAL:
+            self._start(AgentCommand.RESET)
+            for agent in self._crew.agents:
+                local = dict(options or {})
+                if mask is not None:
+                    local["reset_mask"] = mask[agent.envs.start : agent.envs.stop]
+                self._crew.send(agent, AgentCommand.RESET, (seeds[agent.envs.start : agent.envs.stop], local))
+
+    def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
+        """Wait for the reset to finish and return the batched observation and infos."""
+        results = self._finish(AgentCommand.RESET, "reset_wait", timeout)
+        space = self._spaces.single_observation_space
+        observations = join(space, [observations for observations, _ in results])
+        firsts = [agent.envs.start for agent in self._crew.agents]
+        return observations, join_infos([(f, infos) for f, (_, infos) in zip(firsts, results)], self.num_envs)
+
+    def step(self, actions: Any) -> StepResult:
+        """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions: Any) -> None:
+        """Check the batch of actions and send each agent its part (nothing is sent if the actions are bad)."""
+        self._check_can_start("step_async")
+        batch = self._action_batch(actions, self.num_envs)
+        with DEFERRAL:
+            self._start(AgentCommand.STEP)
+            for agent in self._crew.agents:
+                due = self._restart_rows.get(agent.index, (None, set()))[1]
+                if len(due) == len(agent.envs):
+                    self._results[agent.index] = [self._take_restart_rows(agent, list(agent.envs))]
+                elif due:
+                    self._results[agent.index] = [self._take_restart_rows(agent, sorted(due))]
+                    ids = [i for i in agent.envs if i not in due]
+                    part = take(self._spaces.single_action_space, batch, ids)
+                    self._crew.send(agent, AgentCommand.STEP_SOME, (part, [i - agent.envs.start for i in ids]), ids)
+                else:
+                    part = take(self._spaces.single_action_space, batch, slice(agent.envs.start, agent.envs.stop))
+                    self._crew.send(agent, AgentCommand.STEP, part)
+
+    def step_wait(self, timeout: float | None = None) -> StepResult:
+        """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``."""
+        parts = self._finish(AgentCommand.STEP, "step_wait", timeout)
+        rows = Rows.join(self._spaces.single_observation_space, [p for part in parts for p in part], True)
+        return rows.observations, rows.rewards, rows.terminations, rows.truncations, rows.infos
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of every sub-env; plain attributes are returned. One result per env."""
+        self.call_async(name, *args, **kwargs)
+        return self.call_wait()
+
+    def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
+        """Send ``call(name, *args, **kwargs)`` to the agents."""
+        self._check_can_start("call_async")
+        if name in _RESERVED_CALLS:
+            raise InvalidValueError(
+                message(
+                    f"call({name!r}) would bypass the vector env",
+                    expected="a method other than reset, step and close",
+                    got=repr(name),
+                    fix=f"use {name}() directly",
+                )
+            )
+        self._send_all(AgentCommand.CALL, lambda agent: (name, args, kwargs))
+
+    def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
+        """Wait for a call to finish and return one result per env."""
+        return tuple(value for result in self._finish(AgentCommand.CALL, "call_wait", timeout) for value in result)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each sub-env's attribute ``name`` (a callable attribute is returned, not called)."""
+        self._check_can_start("get_attr")
+        self._send_all(AgentCommand.GET_ATTR, lambda agent: name)
+        results = self._finish(AgentCommand.GET_ATTR, "get_attr", None)
+        return tuple(value for result in results for value in result)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env; a list or tuple gives one value per env."""
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise InvalidValueError(
+                message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
+            )
+        self._check_can_start("set_attr")
+        self._send_all(AgentCommand.SET_ATTR, lambda agent: (name, list(values[agent.envs.start : agent.envs.stop])))
+        self._finish(AgentCommand.SET_ATTR, "set_attr", None)
+
+    def render(self) -> tuple[Any, ...]:
+        """Each sub-env's ``render()`` result."""
+        return self.call("render")
+
+    def worker_info(self) -> list[dict[str, Any]]:
+        """Per worker process of every agent: pid, envs, alive, memory, and its agent, node id and address."""
+        self._check_usable("worker_info")
+        return self._crew.worker_info()
+
+    def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
+        """Stop the agents (their envs closed for up to ``timeout`` seconds, default 1), and Ray if we started it.
+
+        Args:
+            timeout: seconds the agents may take to close their envs before they are killed.
+            terminate: kill the agents at once.
+            **kwargs: accepted for compatibility with other vector envs; unused.
+        """
+        crew = getattr(self, "_crew", None)
+        try:
+            if crew is not None:
+                with DEFERRAL:
+                    crew.stop(crew.agents, 0.0 if terminate else (1.0 if timeout is None else timeout))
+        finally:
+            interrupts.unwatch()
+            if getattr(self, "_started_ray", False):
+                import ray  # noqa: PLC0415
+
+                ray.shutdown()
+
+    # -- pool mode -----------------------------------------------------------------------------------------
+
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Step the envs ``env_ids`` (default: all) with ``actions``, without waiting for them.
+
+        Only envs that are idle (not stepping, and whose last results were received) can be sent an action.
+        """
+        self._check_usable("send")
+        self._drop_abandoned()
+        self._check_no_pending_call("send")
+        ids = self._check_env_ids(env_ids)
+        batch = self._action_batch(actions, len(ids))
+        with DEFERRAL:
+            for agent in self._crew.agents:
+                positions = [p for p, i in enumerate(ids) if i in agent.envs]
+                if not positions:
+                    continue
+                mine = [ids[p] for p in positions]
+                self._in_flight.update(mine)
+                due = self._restart_rows.get(agent.index, (None, set()))[1]
+                if due.intersection(mine):
+                    self._finished.append(self._take_restart_rows(agent, [i for i in mine if i in due]))
+                    positions = [p for p in positions if ids[p] not in due]
+                    mine = [ids[p] for p in positions]
+                    if not mine:
+                        continue
+                part = take(self._spaces.single_action_space, batch, positions)
+                local = [i - agent.envs.start for i in mine]
+                self._crew.send(agent, AgentCommand.STEP_SOME, (part, local), mine)
+            self._in_flight.difference_update(i for rows in self._finished for i in rows.env_ids)
+
+    def recv(self, timeout: float | None = None) -> RecvResult:
+        """Wait for the first ``batch_size`` envs to finish their step and return their results.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos, env_ids)``, each batched over the
+            returned envs in the order of ``env_ids`` (an array).
+        """
+        self._check_usable("recv")
+        self._check_no_pending_call("recv")
+        if not self._in_flight and not self._finished:
+            raise NoAsyncCallError("recv was called with no env stepping; send() actions first", "send")
+
+        def short() -> list[AgentHandle]:
+            if sum(len(rows.env_ids) for rows in self._finished) >= self.batch_size:
+                return []
+            return self._crew.pending()
+
+        self._crew.collect(short, self._timeout(timeout))
+        self._raise_errors()
+        space = self._spaces.single_observation_space
+        rows = Rows.join(space, self._finished)
+        self._finished = []
+        if len(rows.env_ids) > self.batch_size:
+            rows, rest = rows.take(space, slice(None, self.batch_size)), rows.take(space, slice(self.batch_size, None))
+            self._finished.append(rest)
+        env_ids = np.array(rows.env_ids, dtype=np.int64)
+        return rows.observations, rows.rewards, rows.terminations, rows.truncations, rows.infos, env_ids
+
+    # -- the command cycle ---------------------------------------------------------------------------------
+
+    def _timeout(self, timeout: float | None) -> float | None:
+        return self.timeout if timeout is None else timeout
+
+    def _check_usable(self, call: str) -> None:
+        if self.closed:
+            raise ClosedEnvironmentError(f"{call} was called on a closed RayVectorEnv; create a new one")
+        if self._crew.broken is not None:
+            raise WorkerDiedError(self._crew.broken)
+
+    def _check_no_pending_call(self, call: str) -> None:
+        if self._pending is not None:
+            pending = self._pending.name.lower()
+            raise AlreadyPendingCallError(
+                f"{call} was called while a {pending} is pending; call {pending}_wait() first "
+                f"(it also collects results that arrived after a timeout)",
+                pending,
+            )
+
+    def _check_can_start(self, call: str) -> None:
+        self._check_usable(call)
+        self._drop_abandoned()
+        self._check_no_pending_call(call)
+        if self._in_flight or self._finished:
+            busy = sorted(self._in_flight.union(i for rows in self._finished for i in rows.env_ids))
+            raise AlreadyPendingCallError(
+                f"{call} was called while envs {busy} are in pool mode; recv() their results first", "send"
+            )
+
+    def _drop_abandoned(self) -> None:
+        """Collect and drop the call an interrupt ended for its caller."""
+        if self._pending is not None and self._abandoned:
+            self._crew.collect(self._crew.pending, self.timeout)
+            self._pending, self._abandoned, self._results, self._errors = None, False, {}, []
+
+    def _start(self, command: AgentCommand) -> None:
+        self._pending, self._abandoned, self._results, self._errors = command, False, {}, []
+
+    def _send_all(self, command: AgentCommand, payload: Callable[[AgentHandle], Any]) -> None:
+        with DEFERRAL:
+            self._start(command)
+            for agent in self._crew.agents:
+                self._crew.send(agent, command, payload(agent))
+
+    def _finish(self, command: AgentCommand, call: str, timeout: float | None) -> list[Any]:
+        """Wait until every agent answered ``command``; return the results in agent order; raise the first error."""
+        self._check_usable(call)
+        if self._pending is not command:
+            name = command.name.lower()
+            raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
+        try:
+            self._crew.collect(self._crew.pending, self._timeout(timeout))
+        except BaseException as error:
+            if isinstance(error, KeyboardInterrupt):
+                self._abandoned = True
+            raise
+        self._pending = None
+        self._raise_errors()
+        results = self._results
+        self._results = {}
+        return [results[agent.index] for agent in self._crew.agents]
+
+    def _raise_errors(self) -> None:
+        if self._errors:
+            errors, self._errors = self._errors, []
+            raise errors[0]
+
+    def _deliver(self, agent: AgentHandle, answer: Answer, command: AgentCommand, note: Any) -> None:
+        """Take one agent's answer (the crew calls this as answers arrive)."""
+        if answer.errors:
+            for record in answer.errors:
+                error = rebuild_error(record)
+                add_note(error, f"on {agent.where()}")
+                self._errors.append(error)
+            if command is AgentCommand.STEP_SOME:
+                self._in_flight.difference_update(note)
+            return
+        if command is AgentCommand.STEP_SOME:
+            rows = self._answer_rows(agent, answer, note)
+            self._in_flight.difference_update(rows.env_ids)
+            if self._pending is AgentCommand.STEP:
+                self._results.setdefault(agent.index, []).append(rows)
+            else:
+                self._finished.append(rows)
+        elif command is AgentCommand.STEP:
+            self._results.setdefault(agent.index, []).append(self._answer_rows(agent, answer, list(agent.envs)))
+        else:
+            if command is AgentCommand.RESET:
+                self._restart_rows.get(agent.index, (None, set()))[1].difference_update(self._reset_envs)
+            self._results[agent.index] = answer.result
+
+    def _answer_rows(self, agent: AgentHandle, answer: Answer, env_ids: list[int]) -> Rows:
+        if answer.result is None:  # owed by an agent that died: its replacement's restart rows stand in
+            return self._take_restart_rows(agent, env_ids)
+        observations, rewards, terminations, truncations, infos, *returned = answer.result
+        ids = [int(i) for i in returned[0]] if returned else env_ids
+        return Rows(observations, rewards, terminations, truncations, infos, ids)
+
+    def _keep_restart_rows(self, agent: AgentHandle, answer: Answer) -> None:
+        """Keep a replacement's first rows until each of its envs is stepped (or reset)."""
+        observations, rewards, terminations, truncations, infos = answer.result
+        rows = Rows(observations, rewards, terminations, truncations, infos, list(agent.envs))
+        self._restart_rows[agent.index] = (rows, set(agent.envs))
+
+    def _take_restart_rows(self, agent: AgentHandle, env_ids: list[int]) -> Rows:
+        rows, due = self._restart_rows[agent.index]
+        due.difference_update(env_ids)
+        if not due:
+            del self._restart_rows[agent.index]
+        return rows.take(self._spaces.single_observation_space, [i - agent.envs.start for i in env_ids])
+
+    def _action_batch(self, actions: Any, count: int) -> Any:
+        """``actions`` as a checked batch of ``count`` actions (any array-like that converts exactly)."""
+        space = self._batched_actions.get(count)
+        if space is None:
+            space = self._batched_actions[count] = batch_space(self._spaces.single_action_space, count)
+        batch = as_action_batch(space, actions)
+        if not isinstance(batch, np.ndarray):
+            actions_per_env(space, batch, count)  # checks the batch size of every leaf
+        return batch
+
+    def _check_env_ids(self, env_ids: Any) -> list[int]:
+        ids = list(range(self.num_envs)) if env_ids is None else np.asarray(env_ids).reshape(-1).tolist()
+        if not all(isinstance(i, int) and 0 <= i < self.num_envs for i in ids) or len(set(ids)) != len(ids) or not ids:
+            raise InvalidValueError(
+                message("env_ids is invalid", expected=f"distinct env indices in [0, {self.num_envs})", got=show(env_ids))
+            )
+        busy = sorted(self._in_flight.union(i for rows in self._finished for i in rows.env_ids).intersection(ids))
+        if busy:
+            raise AlreadyPendingCallError(
+                f"send was called for envs {busy} whose step is not received yet; recv() first", "send"
+            )
+        return ids
+
+
+def _import_ray() -> Any:
+    try:
+        import ray  # noqa: PLC0415
+    except ImportError:
+        raise ImportError(
+            'RayVectorEnv needs Ray: pip install "vecspaces[ray]" (or pip install "ray>=2.60")'
+        ) from None
+    return ray
