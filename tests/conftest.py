@@ -1,8 +1,29 @@
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # FAST=1 keeps property tests short while developing; CI uses the default profile.
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fast", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("fast" if os.environ.get("FAST") else "ci")
+
+
+# -- Ray ---------------------------------------------------------------------------------------------------------
+# One local Ray for the whole run, started by the first test that needs it. Tests that use it run last: once Ray is
+# up this process runs Ray's threads, and other tests fork it.
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: "ray_cluster" in getattr(item, "fixturenames", ()))

@@ -16,7 +16,9 @@ from vecspaces.spaces import Box, Discrete
 from vecspaces.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from vecspaces.vector.utils import batch_space, iterate
 
-BACKENDS = ["sync", "async", "async_pipe", "async_main"]
+# ray: two agents over sockets, each with a local pool (forked: its default forkserver is tested in test_ray.py);
+# ray_calls: every command a Ray actor call, to agents that step their envs themselves.
+BACKENDS = ["sync", "async", "async_pipe", "async_main", "ray", "ray_calls"]
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -31,11 +33,20 @@ def make_vector_env(backend: str, env_fns: list[Any], **kwargs: Any) -> Any:
         return AsyncVectorEnv(env_fns, shared_memory=False, num_workers=workers, timeout=20, **kwargs)
     if backend == "async_main":  # env 0 stepped by the main process, the others by workers
         return AsyncVectorEnv(env_fns, main_process_envs=1, timeout=20, **kwargs)
+    if backend.startswith("ray"):
+        from vecspaces.vector.ray import RayVectorEnv
+
+        agents = min(2, len(env_fns))
+        if backend == "ray":
+            return RayVectorEnv(env_fns, num_agents=agents, workers_per_agent=1, context="fork", timeout=20, **kwargs)
+        return RayVectorEnv(env_fns, num_agents=agents, workers_per_agent=0, transport="ray", timeout=20, **kwargs)
     raise AssertionError(backend)
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
+    if request.param.startswith("ray"):
+        request.getfixturevalue("ray_cluster")
     return request.param
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.batch import concatenate, create_empty_array
+from vecspaces._ops.batch import batch_space, concatenate, create_empty_array
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
 from vecspaces.vector._gymnasium_facing import gymnasium_arguments
@@ -112,12 +112,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             ``(observations, rewards, terminations, truncations, infos)``.
         """
         env_actions = actions_per_env(self._spaces.action_space, actions, self.num_envs)
-        infos: dict[str, Any] = {}
-        for index, (runner, action) in enumerate(zip(self._runners, env_actions, strict=True)):
-            obs, reward, terminated, truncated, info = runner.step(action)
-            self._env_obs[index] = obs
-            self._store_step(index, reward, terminated, truncated)
-            add_info(infos, info, index, self.num_envs)
+        infos = self._step_envs(range(self.num_envs), env_actions, self.num_envs)
         self._observations = concatenate(self._spaces.single_observation_space, self._env_obs, self._observations)
         return (
             deepcopy(self._observations) if self.copy else self._observations,
@@ -126,6 +121,33 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._truncations.copy(),
             infos,
         )
+
+    def _step_selected(
+        self, actions: Any, env_ids: list[int]
+    ) -> tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        """Step only the envs ``env_ids`` (a batch of ``len(env_ids)`` actions); results batched over them, in order.
+
+        What a Ray agent that steps its envs itself does in pool mode (see ``vecspaces.vector.ray``).
+        """
+        single = self._spaces.single_action_space
+        env_actions = actions_per_env(batch_space(single, len(env_ids)), actions, len(env_ids))
+        infos = self._step_envs(env_ids, env_actions, len(env_ids))
+        observations = concatenate(
+            self._spaces.single_observation_space,
+            [self._env_obs[i] for i in env_ids],
+            create_empty_array(self._spaces.single_observation_space, len(env_ids)),
+        )
+        return observations, self._rewards[env_ids], self._terminations[env_ids], self._truncations[env_ids], infos
+
+    def _step_envs(self, env_ids: Iterable[int], env_actions: list[Any], batch: int) -> dict[str, Any]:
+        """Step the envs ``env_ids``; keep their observations and results; return their infos batched over ``batch``."""
+        infos: dict[str, Any] = {}
+        for position, (index, action) in enumerate(zip(env_ids, env_actions, strict=True)):
+            obs, reward, terminated, truncated, info = self._runners[index].step(action)
+            self._env_obs[index] = obs
+            self._store_step(index, reward, terminated, truncated)
+            add_info(infos, info, position, batch)
+        return infos
 
     def _store_step(self, index: int, reward: Any, terminated: Any, truncated: Any) -> None:
         try:

@@ -9,6 +9,7 @@ vector env.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import re
@@ -21,11 +22,15 @@ from multiprocessing.connection import Connection, Listener
 from typing import Any
 
 import numpy as np
+import psutil
 
+from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.spaces import Space
 from vecspaces.vector._async.protocol import EnvError, RemoteTraceback, capture_error
+from vecspaces.vector._async.worker import run_worker
 from vecspaces.vector._spaces import as_vecspaces_space
 from vecspaces.vector.async_vector_env import AsyncVectorEnv
+from vecspaces.vector.sync_vector_env import SyncVectorEnv
 
 __all__ = ["Agent", "AgentCommand", "Answer", "Description"]
 
@@ -97,7 +102,7 @@ class Agent:
         self.env_fns = list(env_fns)
         self.first = first
         self.pool_options = pool_options
-        self.envs: AsyncVectorEnv | None = None
+        self.envs: AsyncVectorEnv | SyncVectorEnv | None = None
         # The socket thread and Ray's calls (worker_info, close) both reach the envs.
         self.lock = threading.Lock()
         self.listener: Listener | None = None
@@ -105,20 +110,33 @@ class Agent:
     def start(self) -> Description | Answer:
         """Build the envs; return their description, or an :class:`Answer` holding the error that stopped it."""
         try:
-            self.envs = AsyncVectorEnv(self.env_fns, **self.pool_options)
-            envs = self.envs
+            envs = self.envs = self._build()
             return Description(
                 [as_vecspaces_space(space, "observation_space") for space in envs.get_attr("observation_space")],
                 [as_vecspaces_space(space, "action_space") for space in envs.get_attr("action_space")],
                 {key: value for key, value in envs.metadata.items() if key != "autoreset_mode"},
                 envs.render_mode,
-                envs._gymnasium_user,
+                type(envs) not in (AsyncVectorEnv, SyncVectorEnv),  # else its Gymnasium-facing subclass
                 _node_id(),
                 _host_address(),
                 os.getpid(),
             )
         except BaseException as error:
             return Answer(errors=[self._record(error, "building its envs")])
+
+    def _build(self) -> AsyncVectorEnv | SyncVectorEnv:
+        options = self.pool_options
+        if options["num_workers"] == 0:
+            return SyncVectorEnv(
+                self.env_fns,
+                copy=False,
+                observation_mode=options["observation_mode"],
+                autoreset_mode=options["autoreset_mode"],
+            )
+        if options["context"] == "forkserver":
+            # The forkserver would import this process's __main__, Ray's worker script, and Ray with it.
+            multiprocessing.get_context("forkserver").set_forkserver_preload([run_worker.__module__])
+        return AsyncVectorEnv(self.env_fns, **options)
 
     def run(self, command: AgentCommand, payload: Any) -> Answer:
         """Run one command on the agent's envs.
@@ -136,14 +154,19 @@ class Agent:
             except BaseException as error:
                 return Answer(errors=[self._record(error, command.name.lower())])
 
-    def _run(self, envs: AsyncVectorEnv, command: AgentCommand, payload: Any) -> Any:
+    def _run(self, envs: AsyncVectorEnv | SyncVectorEnv, command: AgentCommand, payload: Any) -> Any:
         if command is AgentCommand.STEP:
             return envs.step(payload)
         if command is AgentCommand.RESET:
             seeds, options = payload
+            mask = options.get("reset_mask")
+            if mask is not None and not np.any(mask):  # a masked reset of other agents' envs only
+                return _current_observations(envs), {}
             return envs.reset(seed=seeds, options=options)
         if command is AgentCommand.STEP_SOME:
             actions, env_ids = payload
+            if isinstance(envs, SyncVectorEnv):
+                return (*envs._step_selected(actions, env_ids), [self.first + i for i in env_ids])
             envs.send(actions, env_ids)
             *results, returned = envs.recv()  # every env sent: the local batch size is all of them
             return (*results, [self.first + int(i) for i in returned])
@@ -189,10 +212,16 @@ class Agent:
         with self.lock:
             if self.envs is None:
                 return []
+            if isinstance(self.envs, SyncVectorEnv):  # the agent steps its envs itself
+                rss = psutil.Process().memory_info().rss
+                return [{"worker": 0, "pid": os.getpid(), "envs": list(self._envs()), "alive": True, "rss": rss}]
             info = self.envs.worker_info()
         for worker in info:
             worker["envs"] = [self.first + i for i in worker["envs"]]
         return info
+
+    def _envs(self) -> range:
+        return range(self.first, self.first + len(self.env_fns))
 
     def open_socket(self) -> tuple[tuple[str, int], bytes]:
         """Listen on a free port; serve the one connection that brings the returned authkey, in a thread.
@@ -203,7 +232,7 @@ class Agent:
         authkey = os.urandom(32)
         self.listener = Listener((_host_address(), 0), authkey=authkey, backlog=1)
         threading.Thread(target=self._serve, args=(self.listener,), daemon=True, name="vecspaces-agent").start()
-        address: tuple[str, int] = self.listener.address  # type: ignore[assignment]
+        address: tuple[str, int] = self.listener.address
         return address, authkey
 
     def _serve(self, listener: Listener) -> None:
@@ -234,8 +263,16 @@ class Agent:
             envs.close()
 
 
+def _current_observations(envs: AsyncVectorEnv | SyncVectorEnv) -> Any:
+    """The batch of the envs' last observations."""
+    if isinstance(envs, SyncVectorEnv):
+        space = envs._spaces.single_observation_space
+        return concatenate(space, envs._env_obs, create_empty_array(space, envs.num_envs))
+    return envs._observations.read()
+
+
 def _node_id() -> str:
-    import ray  # noqa: PLC0415  (the agent runs inside Ray; this module is imported without it too)
+    import ray
 
     return str(ray.get_runtime_context().get_node_id())
 
@@ -243,7 +280,7 @@ def _node_id() -> str:
 def _host_address() -> str:
     """This node's address as other nodes reach it (Ray's own view of it, else the hostname's)."""
     try:
-        import ray  # noqa: PLC0415
+        import ray
 
         return str(ray.util.get_node_ip_address())
     except Exception:

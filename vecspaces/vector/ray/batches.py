@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from vecspaces.spaces import Dict, Space, Tuple
 
-__all__ = ["Rows", "join", "join_infos", "take", "take_infos"]
+__all__ = ["Rows", "assign", "join", "join_infos", "take", "take_infos"]
 
 
 def join(space: Space[Any], parts: list[Any]) -> Any:
@@ -31,6 +31,27 @@ def join(space: Space[Any], parts: list[Any]) -> Any:
         return np.concatenate(parts)
     # A tuple of per-env values: Text, OneOf, Sequence, Graph and custom spaces.
     return tuple(value for part in parts for value in part)
+
+
+def assign(space: Space[Any], target: Any, value: Any) -> Any:
+    """``value`` written into the arrays of the batch ``target`` (a batch of the single ``space``); returns it.
+
+    Leaves that are tuples of per-env values cannot be written in place: the result holds ``value``'s.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> target = np.zeros(2, dtype=np.int64)
+        >>> assign(Discrete(3), target, np.array([2, 1])) is target, target
+        (True, array([2, 1]))
+    """
+    if isinstance(space, Dict):
+        return {key: assign(child, target[key], value[key]) for key, child in space.items()}
+    if isinstance(space, Tuple):
+        return tuple(assign(child, target[i], value[i]) for i, child in enumerate(space))
+    if isinstance(target, np.ndarray) and isinstance(value, np.ndarray) and target.shape == value.shape:
+        target[...] = value
+        return target
+    return value
 
 
 def take(space: Space[Any], value: Any, index: slice | list[int]) -> Any:
@@ -161,15 +182,17 @@ class Rows:
         if len(parts) == 1:
             joined = parts[0]
         else:
-            firsts = np.cumsum([0] + [len(part.env_ids) for part in parts])
+            firsts = np.cumsum([0] + [len(part.env_ids) for part in parts]).tolist()
             joined = Rows(
                 join(space, [part.observations for part in parts]),
                 np.concatenate([part.rewards for part in parts]),
                 np.concatenate([part.terminations for part in parts]),
                 np.concatenate([part.truncations for part in parts]),
-                join_infos([(int(first), part.infos) for first, part in zip(firsts, parts)], int(firsts[-1])),
+                join_infos(
+                    [(int(first), part.infos) for first, part in zip(firsts, parts, strict=False)], int(firsts[-1])
+                ),
                 [i for part in parts for i in part.env_ids],
             )
-        if in_env_order and any(a > b for a, b in zip(joined.env_ids, joined.env_ids[1:])):
+        if in_env_order and any(a > b for a, b in zip(joined.env_ids, joined.env_ids[1:], strict=False)):
             joined = joined.take(space, sorted(range(len(joined.env_ids)), key=joined.env_ids.__getitem__))
         return joined

@@ -9,6 +9,7 @@ redone by the replacement or answered from those rows.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,9 +127,9 @@ class Crew:
             raise WorkerDiedError(f"an agent died while it built its envs: {error}") from None
         for agent, description in zip(agents, descriptions, strict=True):
             if isinstance(description, Answer):
-                error = rebuild_error(description.errors[0])
-                add_note(error, f"on {agent.where()}")
-                raise error
+                failure = rebuild_error(description.errors[0])
+                add_note(failure, f"on {agent.where()}")
+                raise failure
             agent.description = description
         for agent in agents:
             agent.link = self._open_link(agent)
@@ -174,7 +175,10 @@ class Crew:
                     f"the call is still pending: wait for it again to collect its results"
                 )
             links = {id(agent.link): agent for agent in waiting}
-            for link in wait_for_answers([agent.link for agent in waiting], min(remaining, _WAIT_SLICE_SECONDS)):
+            ready = wait_for_answers(
+                [agent.link for agent in waiting if agent.link], min(remaining, _WAIT_SLICE_SECONDS)
+            )
+            for link in ready:
                 with DEFERRAL:
                     self._receive(links[id(link)])
             interrupts.checkpoint()
@@ -225,7 +229,6 @@ class Crew:
                 assert agent.link is not None
                 agent.link.send(owed_command, payload, (payload, note))
 
-
     # -- stopping ------------------------------------------------------------------------------------------
 
     def stop(self, agents: list[AgentHandle], grace: float = 0.0) -> None:
@@ -238,16 +241,12 @@ class Crew:
             if agent.actor is not None and grace > 0:
                 closing.append(agent.actor.close.remote())
         if closing:
-            try:
+            with contextlib.suppress(Exception):  # stopping must finish: the kill below ends whatever is left
                 self.ray.wait(closing, num_returns=len(closing), timeout=grace)
-            except Exception:
-                pass  # stopping must finish: the kill below ends whatever is left
         for agent in agents:
             if agent.actor is not None:
-                try:
+                with contextlib.suppress(Exception):  # already gone
                     self.ray.kill(agent.actor, no_restart=True)
-                except Exception:
-                    pass  # already gone
                 agent.actor = None
 
     def worker_info(self) -> list[dict[str, Any]]:

@@ -52,6 +52,7 @@ class SocketLink(Link):
         self.connection: Connection = Client(address, authkey=authkey)
 
     def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
+        """Send a command; ``note`` comes back with its answer."""
         try:
             self.connection.send_bytes(pickle.dumps((command, payload), protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as error:
@@ -59,6 +60,7 @@ class SocketLink(Link):
         self.pending.append((command, note))
 
     def receive(self) -> tuple[Answer, AgentCommand, Any]:
+        """The answer to the oldest pending command (blocking), with the command and its note."""
         try:
             data = self.connection.recv_bytes()
         except (EOFError, OSError):
@@ -67,6 +69,7 @@ class SocketLink(Link):
         return pickle.loads(data), command, note
 
     def close(self) -> None:
+        """Hang up: the agent's thread serving the socket exits."""
         self.connection.close()
 
 
@@ -78,11 +81,13 @@ class RayLink(Link):
         self.results: deque[Any] = deque()  # the ObjectRef of each pending command
 
     def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
+        """Call ``Agent.run`` with the command; ``note`` comes back with its answer."""
         self.results.append(self.actor.run.remote(command, payload))
         self.pending.append((command, note))
 
     def receive(self) -> tuple[Answer, AgentCommand, Any]:
-        import ray  # noqa: PLC0415
+        """The answer to the oldest pending call (blocking), with the command and its note."""
+        import ray
 
         try:
             answer: Answer = ray.get(self.results[0])
@@ -99,7 +104,7 @@ def wait_for_answers(links: list[Link], timeout: float) -> list[Link]:
     if sockets:
         by_connection = {link.connection: link for link in sockets}
         return [by_connection[connection] for connection in wait(list(by_connection), timeout)]  # type: ignore[index]
-    import ray  # noqa: PLC0415
+    import ray
 
     by_reference = {link.results[0]: link for link in links if isinstance(link, RayLink) and link.results}
     if not by_reference:

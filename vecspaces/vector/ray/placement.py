@@ -46,7 +46,7 @@ def plan_agents(
     """
     for name, value in (("num_agents", num_agents), ("envs_per_agent", envs_per_agent)):
         _check_count(name, value, num_envs)
-    _check_count("workers_per_agent", workers_per_agent, None)
+    _check_count("workers_per_agent", workers_per_agent, None, least=0)
     if cpus_per_agent is not None and (
         isinstance(cpus_per_agent, bool) or not isinstance(cpus_per_agent, (int, float)) or not cpus_per_agent > 0
     ):
@@ -78,13 +78,13 @@ def plan_agents(
     ]
 
 
-def _check_count(name: str, value: Any, most: int | None) -> None:
+def _check_count(name: str, value: Any, most: int | None, least: int = 1) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidTypeError(message(f"{name} is invalid", expected="an int or None", got=show(value)))
-    if value < 1 or (most is not None and value > most):
-        bound = f"an int in [1, {most}] (the number of envs)" if most is not None else "an int >= 1"
+    if value < least or (most is not None and value > most):
+        bound = f"an int in [{least}, {most}] (the number of envs)" if most is not None else f"an int >= {least}"
         raise InvalidValueError(message(f"{name} is invalid", expected=bound, got=show(value)))
 
 
@@ -95,15 +95,18 @@ def _nodes_with_cpus(ray: Any) -> list[dict[str, Any]]:
 
 def _strategies(ray: Any, placement: Any, nodes: list[dict[str, Any]], num_agents: int) -> list[Any]:
     """Agent k's scheduling strategy, for each k."""
-    from ray.util.placement_group import PlacementGroup  # noqa: PLC0415
-    from ray.util.scheduling_strategies import (  # noqa: PLC0415
+    from ray.util.placement_group import PlacementGroup
+    from ray.util.scheduling_strategies import (
         NodeAffinitySchedulingStrategy,
         PlacementGroupSchedulingStrategy,
     )
 
     if isinstance(placement, PlacementGroup):
         bundles = placement.bundle_count
-        return [PlacementGroupSchedulingStrategy(placement, placement_group_bundle_index=k % bundles) for k in range(num_agents)]
+        return [
+            PlacementGroupSchedulingStrategy(placement, placement_group_bundle_index=k % bundles)
+            for k in range(num_agents)
+        ]
     if isinstance(placement, str) and placement in _PLACEMENTS:
         if placement == "pack":
             node_ids = [ray.get_runtime_context().get_node_id()]
@@ -113,9 +116,8 @@ def _strategies(ray: Any, placement: Any, nodes: list[dict[str, Any]], num_agent
         alive = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
         unknown = [n for n in placement if n not in alive]
         if unknown:
-            raise InvalidValueError(
-                message("placement names nodes that are not alive", expected="ids of alive Ray nodes", got=show(unknown))
-            )
+            problem = "placement names nodes that are not alive"
+            raise InvalidValueError(message(problem, expected="ids of alive Ray nodes", got=show(unknown)))
         node_ids = list(placement)
     else:
         raise InvalidValueError(

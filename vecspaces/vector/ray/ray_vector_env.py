@@ -34,7 +34,7 @@ from vecspaces.vector._spaces import (
     resolve_env_spaces,
 )
 from vecspaces.vector.ray.agent import AgentCommand, Answer
-from vecspaces.vector.ray.batches import Rows, join, join_infos, take
+from vecspaces.vector.ray.batches import Rows, assign, join, join_infos, take
 from vecspaces.vector.ray.crew import DEFERRAL, AgentHandle, Crew
 from vecspaces.vector.ray.placement import plan_agents
 from vecspaces.vector.utils import batch_space
@@ -60,7 +60,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         num_agents: how many agents; default: one per alive node with CPUs (or per ``cpus_per_agent`` block).
         envs_per_agent: instead of ``num_agents``, how many envs each agent runs (at most).
         workers_per_agent: worker processes of each agent's local pool (default: ``cpus_per_agent``, else the
-            node's physical cores, at most the agent's envs).
+            node's physical cores, at most the agent's envs). 0: the agent steps its envs itself, one process hop
+            fewer (fastest for cheap envs; an env that crashes its process then takes the agent with it).
         cpus_per_agent: CPUs each agent reserves from Ray (default: none reserved, one agent per node).
         placement: ``"spread"`` (agents round-robin over the nodes), ``"pack"`` (on the driver's node), a list
             of Ray node ids (agent k on the k-th, round-robin) or a Ray ``PlacementGroup`` (agent k in bundle k).
@@ -75,9 +76,12 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             restart their dead workers.
         autoreset_mode: an :class:`~vecspaces.vector.AutoresetMode` or its string value.
         observation_mode: ``"same"``, ``"different"`` or a ``(batched, single)`` pair of spaces.
-        copy: accepted for compatibility: observations are always the caller's own (they arrive by message).
+        copy: if True, ``reset`` and ``step`` return observations the next call will not overwrite; if False
+            they return one buffer, overwritten by the next ``reset`` or ``step``.
         ray_address: the cluster to connect to when Ray is not initialised yet (None: start a local one, closed
             again by :meth:`close`).
+        context: the start method of the agents' local pools. Forkserver by default: a Ray worker runs threads,
+            which ``fork`` copies in an unknown state; ``"fork"`` starts an agent's pool 0.7 s sooner here.
 
     Example:
         >>> from vecspaces.envs import TinyEnv
@@ -106,6 +110,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         observation_mode: ObservationMode = "same",
         copy: bool = True,
         ray_address: str | None = None,
+        context: str = "forkserver",
     ) -> None:
         self.closed = True  # until the agents are up, there is nothing for close() to do
         self.env_fns = list(env_fns)
@@ -137,7 +142,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 ray, self.num_envs, num_agents, envs_per_agent, workers_per_agent, cpus_per_agent, placement
             )
             pool_options = {
-                "context": "forkserver",  # forking a Ray worker, which runs threads, is unsafe
+                "context": context,
                 "copy": False,  # the agent sends the batch on at once
                 "autoreset_mode": self.autoreset_mode,
                 "observation_mode": "different" if isinstance(observation_mode, tuple) else observation_mode,
@@ -165,6 +170,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._in_flight: set[int] = set()  # pool mode: the envs sent and not finished
         self._finished: list[Rows] = []  # pool mode: finished envs' rows not yet received
         self._restart_rows: dict[int, tuple[Rows, set[int]]] = {}  # per agent: a replacement's rows still due
+        self._buffer: Any = None  # copy=False: the batch every reset and step writes
 
     def _describe(self, observation_mode: ObservationMode, from_gymnasium: bool) -> None:
         descriptions = [agent.description for agent in self._crew.agents]
@@ -213,9 +219,11 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Wait for the reset to finish and return the batched observation and infos."""
         results = self._finish(AgentCommand.RESET, "reset_wait", timeout)
         space = self._spaces.single_observation_space
-        observations = join(space, [observations for observations, _ in results])
+        observations = self._own(join(space, [observations for observations, _ in results]))
         firsts = [agent.envs.start for agent in self._crew.agents]
-        return observations, join_infos([(f, infos) for f, (_, infos) in zip(firsts, results)], self.num_envs)
+        return observations, join_infos(
+            [(f, infos) for f, (_, infos) in zip(firsts, results, strict=True)], self.num_envs
+        )
 
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
@@ -245,7 +253,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``."""
         parts = self._finish(AgentCommand.STEP, "step_wait", timeout)
         rows = Rows.join(self._spaces.single_observation_space, [p for part in parts for p in part], True)
-        return rows.observations, rows.rewards, rows.terminations, rows.truncations, rows.infos
+        return self._own(rows.observations), rows.rewards, rows.terminations, rows.truncations, rows.infos
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Call the method ``name`` of every sub-env; plain attributes are returned. One result per env."""
@@ -314,9 +322,19 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         finally:
             interrupts.unwatch()
             if getattr(self, "_started_ray", False):
-                import ray  # noqa: PLC0415
+                import ray
 
                 ray.shutdown()
+
+    def _own(self, observations: Any) -> Any:
+        """With ``copy=False``, the batch written into the one buffer that each reset and step overwrites."""
+        if self.copy:
+            return observations
+        if self._buffer is None:
+            self._buffer = observations
+            return observations
+        self._buffer = assign(self._spaces.single_observation_space, self._buffer, observations)
+        return self._buffer
 
     # -- pool mode -----------------------------------------------------------------------------------------
 
@@ -501,10 +519,9 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def _check_env_ids(self, env_ids: Any) -> list[int]:
         ids = list(range(self.num_envs)) if env_ids is None else np.asarray(env_ids).reshape(-1).tolist()
-        if not all(isinstance(i, int) and 0 <= i < self.num_envs for i in ids) or len(set(ids)) != len(ids) or not ids:
-            raise InvalidValueError(
-                message("env_ids is invalid", expected=f"distinct env indices in [0, {self.num_envs})", got=show(env_ids))
-            )
+        if not ids or len(set(ids)) != len(ids) or not all(isinstance(i, int) and 0 <= i < self.num_envs for i in ids):
+            expected = f"distinct env indices in [0, {self.num_envs})"
+            raise InvalidValueError(message("env_ids is invalid", expected=expected, got=show(env_ids)))
         busy = sorted(self._in_flight.union(i for rows in self._finished for i in rows.env_ids).intersection(ids))
         if busy:
             raise AlreadyPendingCallError(
@@ -515,9 +532,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
 def _import_ray() -> Any:
     try:
-        import ray  # noqa: PLC0415
+        import ray
     except ImportError:
-        raise ImportError(
-            'RayVectorEnv needs Ray: pip install "vecspaces[ray]" (or pip install "ray>=2.60")'
-        ) from None
+        raise ImportError('RayVectorEnv needs Ray: pip install "vecspaces[ray]" (or pip install "ray>=2.60")') from None
     return ray
