@@ -188,9 +188,7 @@ class Rows:
                 np.concatenate([part.rewards for part in parts]),
                 np.concatenate([part.terminations for part in parts]),
                 np.concatenate([part.truncations for part in parts]),
-                join_infos(
-                    [(int(first), part.infos) for first, part in zip(firsts, parts, strict=False)], int(firsts[-1])
-                ),
+                join_infos([(first, part.infos) for first, part in zip(firsts, parts, strict=False)], firsts[-1]),
                 [i for part in parts for i in part.env_ids],
             )
         if in_env_order and any(a > b for a, b in zip(joined.env_ids, joined.env_ids[1:], strict=False)):

@@ -175,10 +175,8 @@ class Crew:
                     f"the call is still pending: wait for it again to collect its results"
                 )
             links = {id(agent.link): agent for agent in waiting}
-            ready = wait_for_answers(
-                [agent.link for agent in waiting if agent.link], min(remaining, _WAIT_SLICE_SECONDS)
-            )
-            for link in ready:
+            waits = [agent.link for agent in waiting if agent.link is not None]
+            for link in wait_for_answers(waits, min(remaining, _WAIT_SLICE_SECONDS)):
                 with DEFERRAL:
                     self._receive(links[id(link)])
             interrupts.checkpoint()

@@ -220,10 +220,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         results = self._finish(AgentCommand.RESET, "reset_wait", timeout)
         space = self._spaces.single_observation_space
         observations = self._own(join(space, [observations for observations, _ in results]))
-        firsts = [agent.envs.start for agent in self._crew.agents]
-        return observations, join_infos(
-            [(f, infos) for f, (_, infos) in zip(firsts, results, strict=True)], self.num_envs
-        )
+        parts = [(agent.envs.start, infos) for agent, (_, infos) in zip(self._crew.agents, results, strict=True)]
+        return observations, join_infos(parts, self.num_envs)
 
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
