@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from copy import deepcopy
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy.typing as npt
 from vecspaces._ops.batch import batch_space, concatenate, create_empty_array
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
+from vecspaces.vector._async.protocol import add_note
 from vecspaces.vector._gymnasium_facing import gymnasium_arguments
 from vecspaces.vector._runner import EnvRunner, build_env, reward_out_of_range
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, resolve_env_spaces
@@ -97,7 +99,8 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         infos: dict[str, Any] = {}
         for index, runner in enumerate(self._runners):
             if mask is None or mask[index]:
-                self._env_obs[index], info = runner.reset(seed=seeds[index], options=options)
+                with _naming_env(index, "reset"):
+                    self._env_obs[index], info = runner.reset(seed=seeds[index], options=options)
                 self._terminations[index] = self._truncations[index] = False
                 add_info(infos, info, index, self.num_envs)
         self._observations = concatenate(self._spaces.single_observation_space, self._env_obs, self._observations)
@@ -143,7 +146,8 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Step the envs ``env_ids``; keep their observations and results; return their infos batched over ``batch``."""
         infos: dict[str, Any] = {}
         for position, (index, action) in enumerate(zip(env_ids, env_actions, strict=True)):
-            obs, reward, terminated, truncated, info = self._runners[index].step(action)
+            with _naming_env(index, "step"):
+                obs, reward, terminated, truncated, info = self._runners[index].step(action)
             self._env_obs[index] = obs
             self._store_step(index, reward, terminated, truncated)
             add_info(infos, info, position, batch)
@@ -207,6 +211,16 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Close every sub-env."""
         for env in getattr(self, "envs", []):
             env.close()
+
+
+@contextlib.contextmanager
+def _naming_env(index: int, doing: str) -> Iterator[None]:
+    """An exception raised by env ``index`` gets a note naming it, in the words of ``AsyncVectorEnv``'s errors."""
+    try:
+        yield
+    except Exception as error:
+        add_note(error, f"raised by env {index} during {doing}")
+        raise
 
 
 def _get_attribute(env: Any, name: str) -> Any:

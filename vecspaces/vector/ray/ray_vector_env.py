@@ -6,6 +6,7 @@ See the package docstring for the data flow and the failure semantics.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -151,7 +152,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             }
             self._crew = Crew(ray, self.env_fns, plans, pool_options, transport, startup_timeout, restart_agents)
             self._crew.deliver = self._deliver
-            self._crew.restarted = self._keep_restart_rows
+            self._crew.restarted = self._owe_restart
             self._reset_state()
             self.closed = False
             self._crew.start(self._crew.agents)
@@ -169,7 +170,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._reset_envs: list[int] = []
         self._in_flight: set[int] = set()  # pool mode: the envs sent and not finished
         self._finished: list[Rows] = []  # pool mode: finished envs' rows not yet received
-        self._restart_rows: dict[int, tuple[Rows, set[int]]] = {}  # per agent: a replacement's rows still due
+        self._owed: dict[int, deque[Rows]] = {}  # per env of a replaced agent: its next results (see _owe_restart)
         self._buffer: Any = None  # copy=False: the batch every reset and step writes
 
     def _describe(self, observation_mode: ObservationMode, from_gymnasium: bool) -> None:
@@ -235,12 +236,12 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         with DEFERRAL:
             self._start(AgentCommand.STEP)
             for agent in self._crew.agents:
-                due = self._restart_rows.get(agent.index, (None, set()))[1]
+                due = [i for i in agent.envs if i in self._owed] if self._owed else []
                 if len(due) == len(agent.envs):
-                    self._results[agent.index] = [self._take_restart_rows(agent, list(agent.envs))]
+                    self._results[agent.index] = [self._owed_rows(due)]
                 elif due:
-                    self._results[agent.index] = [self._take_restart_rows(agent, sorted(due))]
-                    ids = [i for i in agent.envs if i not in due]
+                    self._results[agent.index] = [self._owed_rows(due)]
+                    ids = [i for i in agent.envs if i not in self._owed]
                     part = take(self._spaces.single_action_space, batch, ids)
                     self._crew.send(agent, AgentCommand.STEP_SOME, (part, [i - agent.envs.start for i in ids]), ids)
                 else:
@@ -353,9 +354,9 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     continue
                 mine = [ids[p] for p in positions]
                 self._in_flight.update(mine)
-                due = self._restart_rows.get(agent.index, (None, set()))[1]
-                if due.intersection(mine):
-                    self._finished.append(self._take_restart_rows(agent, [i for i in mine if i in due]))
+                due = [i for i in mine if i in self._owed]
+                if due:
+                    self._finished.append(self._owed_rows(due))
                     positions = [p for p in positions if ids[p] not in due]
                     mine = [ids[p] for p in positions]
                     if not mine:
@@ -482,28 +483,45 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._results.setdefault(agent.index, []).append(self._answer_rows(agent, answer, list(agent.envs)))
         else:
             if command is AgentCommand.RESET:
-                self._restart_rows.get(agent.index, (None, set()))[1].difference_update(self._reset_envs)
+                for env in self._reset_envs:
+                    self._owed.pop(env, None)
             self._results[agent.index] = answer.result
 
     def _answer_rows(self, agent: AgentHandle, answer: Answer, env_ids: list[int]) -> Rows:
         if answer.result is None:  # owed by an agent that died: its replacement's restart rows stand in
-            return self._take_restart_rows(agent, env_ids)
+            return self._owed_rows(env_ids)
         observations, rewards, terminations, truncations, infos, *returned = answer.result
         ids = [int(i) for i in returned[0]] if returned else env_ids
         return Rows(observations, rewards, terminations, truncations, infos, ids)
 
-    def _keep_restart_rows(self, agent: AgentHandle, answer: Answer) -> None:
-        """Keep a replacement's first rows until each of its envs is stepped (or reset)."""
+    def _owe_restart(self, agent: AgentHandle, answer: Answer) -> None:
+        """Owe the envs of a replaced agent their restart: each one's next step reports it, as the local pool does.
+
+        The replacement's envs were reset: each env's next step returns its row (truncated, reward 0,
+        ``info["worker_restarted"]``) without applying the action; in NEXT_STEP mode the step after is the reset
+        step that follows any truncation (the same observation, reward 0, both flags False).
+        """
         observations, rewards, terminations, truncations, infos = answer.result
         rows = Rows(observations, rewards, terminations, truncations, infos, list(agent.envs))
-        self._restart_rows[agent.index] = (rows, set(agent.envs))
+        space = self._spaces.single_observation_space
+        for position, env in enumerate(agent.envs):
+            restart = rows.take(space, [position])
+            owed = deque([restart])
+            if self.autoreset_mode is AutoresetMode.NEXT_STEP:
+                info = {key: value for key, value in restart.infos.items() if not key.endswith("worker_restarted")}
+                flags = np.zeros(1, dtype=np.bool_)
+                owed.append(Rows(restart.observations, np.zeros(1), flags, flags.copy(), info, [env]))
+            self._owed[env] = owed
 
-    def _take_restart_rows(self, agent: AgentHandle, env_ids: list[int]) -> Rows:
-        rows, due = self._restart_rows[agent.index]
-        due.difference_update(env_ids)
-        if not due:
-            del self._restart_rows[agent.index]
-        return rows.take(self._spaces.single_observation_space, [i - agent.envs.start for i in env_ids])
+    def _owed_rows(self, env_ids: list[int]) -> Rows:
+        """The next owed rows of the envs ``env_ids``, in their order."""
+        rows = []
+        for env in env_ids:
+            owed = self._owed[env]
+            rows.append(owed.popleft())
+            if not owed:
+                del self._owed[env]
+        return Rows.join(self._spaces.single_observation_space, rows)
 
     def _action_batch(self, actions: Any, count: int) -> Any:
         """``actions`` as a checked batch of ``count`` actions (any array-like that converts exactly)."""

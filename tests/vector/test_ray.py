@@ -1,0 +1,299 @@
+"""RayVectorEnv beyond the behaviour suite: pool mode, agents that die, hang or raise, placement, arguments.
+
+The behaviour suite (test_behaviour.py) runs on two Ray backends too; the 2-node cluster is in test_ray_cluster.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import psutil
+import pytest
+
+from tests.vector.envs import CountdownEnv, FaultyEnv, SleepyEnv, failing_factory
+from vecspaces.error import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    InvalidTypeError,
+    InvalidValueError,
+    WaitTimeoutError,
+    WorkerDiedError,
+)
+from vecspaces.vector import SyncVectorEnv
+from vecspaces.vector._async.protocol import RemoteTraceback
+
+pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("ray_cluster")]
+
+# Both transports; the socket one with local pools (forked, for speed), the Ray-call one with agents stepping
+# their envs themselves. test_default_settings covers the default forkserver pools.
+SETUPS = {
+    "socket": {"workers_per_agent": 1, "context": "fork"},
+    "ray": {"workers_per_agent": 0, "transport": "ray"},
+}
+
+
+def make(env_fns: list[Any], setup: str = "socket", **kwargs: Any) -> Any:
+    from vecspaces.vector.ray import RayVectorEnv
+
+    return RayVectorEnv(env_fns, **{"num_agents": 2, "timeout": 30, **SETUPS[setup], **kwargs})
+
+
+def countdowns(count: int, length: int = 3) -> list[Any]:
+    return [functools.partial(CountdownEnv, length, label) for label in range(count)]
+
+
+def agent_pid(envs: Any, index: int) -> int:
+    import ray
+
+    return int(ray.get(envs._crew.agents[index].actor.ping.remote()))
+
+
+def our_pids(envs: Any) -> list[int]:
+    """The agents' processes and their workers'."""
+    return [agent_pid(envs, k) for k in range(len(envs._crew.agents))] + [w["pid"] for w in envs.worker_info()]
+
+
+def assert_all_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 10
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [pid for pid in alive if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+        time.sleep(0.05)
+    assert not alive, f"processes left behind: {alive}"
+
+
+def test_importing_vecspaces_does_not_import_ray() -> None:
+    code = "import sys, vecspaces, vecspaces.vector, vecspaces.spaces; print('ray' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_default_settings_match_sync_and_describe_their_workers() -> None:
+    from vecspaces.vector.ray import RayVectorEnv
+
+    sync = SyncVectorEnv(countdowns(4, length=3))
+    with RayVectorEnv(countdowns(4, length=3), timeout=30) as envs:  # one agent per node, forkserver pool
+        assert len(envs._crew.agents) == 1
+        assert [o.tolist() for o in (envs.reset(seed=3)[0], sync.reset(seed=3)[0])] == [[[0]] * 4] * 2
+        for action in [1, 2, 3, 4]:
+            ours, theirs = envs.step(np.full(4, action)), sync.step(np.full(4, action))
+            for mine, reference in zip(ours[:4], theirs[:4], strict=True):
+                np.testing.assert_array_equal(mine, reference)
+            assert ours[4].keys() == theirs[4].keys()
+            for key in ours[4]:
+                np.testing.assert_array_equal(ours[4][key], theirs[4][key])
+        workers = envs.worker_info()
+        assert sorted(i for w in workers for i in w["envs"]) == [0, 1, 2, 3]
+        assert all(w["alive"] and w["agent"] == 0 and w["node_id"] and w["address"] for w in workers)
+        pids = our_pids(envs)
+    assert_all_gone(pids)
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+def test_pool_mode_returns_the_first_finished_envs_with_their_results(setup: str) -> None:
+    sync = SyncVectorEnv(countdowns(5, length=4))
+    with make(countdowns(5, length=4), setup, batch_size=2) as envs:
+        envs.reset(seed=0)
+        sync.reset(seed=0)
+        envs.send(np.arange(5))
+        seen = []
+        for _ in range(3):  # 2 + 2 + 1
+            obs, rewards, _, _, infos, env_ids = envs.recv()
+            assert len(env_ids) <= 2 and obs.shape == (len(env_ids), 1)
+            np.testing.assert_array_equal(rewards, env_ids)  # reward = action = env id
+            np.testing.assert_array_equal(obs[:, 0], 1)
+            np.testing.assert_array_equal(infos["label"], env_ids)
+            seen += env_ids.tolist()
+        assert sorted(seen) == [0, 1, 2, 3, 4]
+        # A second round for some envs only, in a scrambled order.
+        envs.send(np.array([7, 9]), [4, 1])
+        obs, rewards, *_, env_ids = envs.recv()
+        assert sorted(zip(env_ids.tolist(), rewards.tolist(), strict=True)) == [(1, 9.0), (4, 7.0)]
+        np.testing.assert_array_equal(obs[:, 0], 2)
+
+
+def test_pool_mode_refuses_busy_envs_and_gymnasium_calls_while_envs_step() -> None:
+    with make(countdowns(4), batch_size=4) as envs:
+        envs.reset()
+        envs.send(np.zeros(2, dtype=np.int64), [0, 3])
+        with pytest.raises(AlreadyPendingCallError, match=r"envs \[0\]"):
+            envs.send(np.zeros(1, dtype=np.int64), [0])
+        with pytest.raises(AlreadyPendingCallError, match="pool mode"):
+            envs.step(np.zeros(4, dtype=np.int64))
+        with pytest.raises(InvalidValueError, match="env_ids"):
+            envs.send(np.zeros(2, dtype=np.int64), [1, 1])
+        assert sorted(envs.recv()[-1].tolist()) == [0, 3]
+        envs.step(np.zeros(4, dtype=np.int64))  # pool mode over: Gymnasium's calls work again
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+def test_an_env_error_names_its_env_and_agent_and_leaves_the_env_usable(setup: str) -> None:
+    fns = [*countdowns(3, length=100), functools.partial(FaultyEnv, "raise", at_step=2)]
+    with make(fns, setup) as envs:
+        envs.reset(seed=0)
+        envs.step(np.zeros(4, dtype=np.int64))
+        with pytest.raises(KeyError, match="missing-key") as caught:
+            envs.step(np.zeros(4, dtype=np.int64))
+        notes = getattr(caught.value, "__notes__", [])
+        assert "raised by env 3 during step" in notes and any("on agent 1, node" in note for note in notes)
+        assert isinstance(caught.value.__cause__, RemoteTraceback)
+        assert "env 3" in str(caught.value.__cause__)
+        obs, *_ = envs.step(np.zeros(4, dtype=np.int64))
+        np.testing.assert_array_equal(obs[:3, 0], 3)
+
+
+def test_a_failing_factory_is_raised_with_its_agent() -> None:
+    with pytest.raises(RuntimeError, match="factory exploded") as caught:
+        make([*countdowns(1), failing_factory])
+    assert any("agent 1" in note for note in getattr(caught.value, "__notes__", []))
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+def test_an_agent_killed_mid_step_is_a_worker_died_error_and_breaks_the_env(setup: str) -> None:
+    envs = make([functools.partial(SleepyEnv, 0.5)] * 4, setup)
+    envs.reset()
+    pids = our_pids(envs)
+    victim = agent_pid(envs, 1)  # asked first: an agent stepping its envs itself answers Ray's calls after the step
+    envs.step_async(np.zeros(4, dtype=np.int64))
+    os.kill(victim, signal.SIGKILL)
+    with pytest.raises(WorkerDiedError, match=r"agent 1, node \w+ .*envs 2-3.* died during step"):
+        envs.step_wait()
+    with pytest.raises(WorkerDiedError, match="broken"):
+        envs.step(np.zeros(4, dtype=np.int64))
+    envs.close()
+    assert_all_gone(pids)
+
+
+def test_an_agent_killed_while_idle_is_noticed_at_the_next_step() -> None:
+    with make(countdowns(4, length=100)) as envs:
+        envs.reset()
+        os.kill(agent_pid(envs, 0), signal.SIGKILL)
+        time.sleep(0.2)
+        with pytest.raises(WorkerDiedError, match="agent 0"):
+            envs.step(np.zeros(4, dtype=np.int64))
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+def test_a_dead_agent_is_replaced_and_its_envs_report_the_restart(setup: str) -> None:
+    with make(countdowns(4, length=100), setup, restart_agents=True) as envs:
+        envs.reset(seed=0)
+        for _ in range(3):
+            envs.step(np.ones(4, dtype=np.int64))
+        os.kill(agent_pid(envs, 1), signal.SIGKILL)
+        obs, rewards, _, truncations, infos = envs.step(np.ones(4, dtype=np.int64))
+        assert envs.restarts == 1
+        assert obs[:, 0].tolist() == [4, 4, 0, 0]  # the replacement's envs start a new episode
+        assert truncations.tolist() == [False, False, True, True]
+        assert rewards.tolist() == [1.0, 1.0, 0.0, 0.0]
+        assert infos["_worker_restarted"].tolist() == [False, False, True, True]
+        obs, *_ = envs.step(np.ones(4, dtype=np.int64))  # NEXT_STEP: the truncated envs are reset
+        assert obs[:, 0].tolist() == [5, 5, 0, 0]
+        obs, *_ = envs.step(np.ones(4, dtype=np.int64))
+        assert obs[:, 0].tolist() == [6, 6, 1, 1]
+
+
+def test_a_restart_in_pool_mode_reports_each_env_of_the_dead_agent_once() -> None:
+    with make(countdowns(4, length=100), restart_agents=True, batch_size=4) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(4, dtype=np.int64))
+        envs.recv()
+        os.kill(agent_pid(envs, 1), signal.SIGKILL)
+        envs.send(np.ones(2, dtype=np.int64), [0, 2])  # env 3, idle, is reported at its next step
+        obs, _, _, truncations, _, env_ids = envs.recv()
+        rows = dict(zip(env_ids.tolist(), zip(obs[:, 0].tolist(), truncations.tolist(), strict=True), strict=True))
+        assert rows == {0: (2, False), 2: (0, True)}
+        envs.send(np.ones(2, dtype=np.int64), [3, 2])
+        obs, _, _, truncations, _, env_ids = envs.recv()
+        rows = dict(zip(env_ids.tolist(), zip(obs[:, 0].tolist(), truncations.tolist(), strict=True), strict=True))
+        assert rows == {3: (0, True), 2: (0, False)}  # env 2: the reset step after its truncation
+
+
+def test_a_hung_env_times_out_and_the_late_results_are_collected() -> None:
+    with make([functools.partial(FaultyEnv, "sleep", at_step=1, seconds=2.0), *countdowns(1, 100)]) as envs:
+        envs.reset()
+        envs.step_async(np.zeros(2, dtype=np.int64))
+        with pytest.raises(WaitTimeoutError, match="still pending") as caught:
+            envs.step_wait(timeout=0.2)
+        assert isinstance(caught.value, TimeoutError)
+        with pytest.raises(AlreadyPendingCallError, match="step is pending"):
+            envs.reset()
+        obs, *_ = envs.step_wait(timeout=30)
+        assert obs[:, 0].tolist() == [1, 1]
+
+
+def test_close_while_a_step_is_pending_is_prompt_and_leaves_nothing_behind() -> None:
+    envs = make([functools.partial(SleepyEnv, 20.0)] * 2)
+    pids = our_pids(envs)
+    envs.step_async(np.zeros(2, dtype=np.int64))
+    started = time.monotonic()
+    envs.close(timeout=0.5)
+    assert time.monotonic() - started < 10  # not the 20 s the envs sleep
+    assert_all_gone(pids)
+    with pytest.raises(ClosedEnvironmentError):
+        envs.step(np.zeros(2, dtype=np.int64))
+
+
+def test_ctrl_c_during_a_wait_abandons_the_call_and_the_env_stays_usable() -> None:
+    with make([functools.partial(SleepyEnv, 1.0)] * 2) as envs:
+        envs.reset()
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            envs.step(np.zeros(2, dtype=np.int64))
+        assert time.monotonic() - started < 0.9  # raised within a wait slice, not at the end of the step
+        timer.join()
+        obs, *_ = envs.step(np.zeros(2, dtype=np.int64))  # the abandoned step is collected and dropped first
+        assert obs[:, 0].tolist() == [2, 2]
+
+
+def test_bad_actions_are_refused_before_anything_is_sent() -> None:
+    with make(countdowns(4, length=100)) as envs:
+        envs.reset()
+        with pytest.raises(InvalidValueError, match="actions"):
+            envs.step(np.zeros(3, dtype=np.int64))
+        with pytest.raises(InvalidValueError):
+            envs.step([0, 1, 2.5, 0])
+        obs, rewards, *_ = envs.step([0, 1, 2, 3])  # a list converts exactly
+        assert obs[:, 0].tolist() == [1, 1, 1, 1] and rewards.tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        ({"transport": "carrier-pigeon"}, InvalidValueError, "transport"),
+        ({"num_agents": 0}, InvalidValueError, "num_agents"),
+        ({"num_agents": 5}, InvalidValueError, r"\[1, 4\]"),
+        ({"num_agents": 1.5}, InvalidTypeError, "num_agents"),
+        ({"num_agents": 2, "envs_per_agent": 2}, InvalidValueError, "at most one"),
+        ({"workers_per_agent": -1}, InvalidValueError, "workers_per_agent"),
+        ({"cpus_per_agent": 0}, InvalidValueError, "cpus_per_agent"),
+        ({"placement": "everywhere"}, InvalidValueError, "placement"),
+        ({"placement": ["no-such-node"]}, InvalidValueError, "not alive"),
+    ],
+)
+def test_bad_arguments_are_refused_with_what_was_expected(
+    arguments: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    from vecspaces.vector.ray import RayVectorEnv
+
+    with pytest.raises(error, match=match):
+        RayVectorEnv(countdowns(4), **arguments)
+
+
+def test_envs_per_agent_and_placement_on_this_node() -> None:
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    with make(countdowns(5), envs_per_agent=2, num_agents=None, placement=[node]) as envs:
+        assert [len(agent.envs) for agent in envs._crew.agents] == [2, 1, 2]
+        assert {w["node_id"] for w in envs.worker_info()} == {node}
+        assert envs.reset(seed=0)[0].shape == (5, 1)
