@@ -26,4 +26,9 @@ def ray_cluster() -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: "ray_cluster" in getattr(item, "fixturenames", ()))
+    # Then the 2-node cluster's tests, which stop the shared Ray to connect to their own.
+    def order(item: pytest.Item) -> int:
+        fixtures = getattr(item, "fixturenames", ())
+        return 2 if "two_nodes" in fixtures else 1 if "ray_cluster" in fixtures else 0
+
+    items.sort(key=order)

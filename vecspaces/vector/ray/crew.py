@@ -20,7 +20,7 @@ from vecspaces.vector._async import interrupts
 from vecspaces.vector._async.protocol import add_note, rebuild_error
 from vecspaces.vector.ray.agent import Agent, AgentCommand, Answer, Description
 from vecspaces.vector.ray.links import AgentDied, Link, RayLink, SocketLink, wait_for_answers
-from vecspaces.vector.ray.placement import AgentPlan
+from vecspaces.vector.ray.placement import AgentPlan, replacement_options
 
 __all__ = ["AgentHandle", "Crew"]
 
@@ -208,6 +208,7 @@ class Crew:
             raise WorkerDiedError(self.broken)
         owed = list(agent.link.pending) if agent.link is not None else []
         self.stop([agent])
+        agent.plan.options = replacement_options(agent.plan.options)
         try:
             self.start([agent])
         except BaseException as error:

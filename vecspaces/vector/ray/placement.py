@@ -9,7 +9,7 @@ from typing import Any
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.vector._async.options import split_envs
 
-__all__ = ["AgentPlan", "plan_agents"]
+__all__ = ["AgentPlan", "plan_agents", "replacement_options"]
 
 _PLACEMENTS = ("spread", "pack")
 
@@ -127,5 +127,15 @@ def _strategies(ray: Any, placement: Any, nodes: list[dict[str, Any]], num_agent
                 got=show(placement),
             )
         )
-    # Soft: a replacement may go elsewhere when its node is gone.
-    return [NodeAffinitySchedulingStrategy(node_ids[k % len(node_ids)], soft=True) for k in range(num_agents)]
+    # Hard: a soft affinity lets Ray place an agent elsewhere while a node that just joined is still settling.
+    return [NodeAffinitySchedulingStrategy(node_ids[k % len(node_ids)], soft=False) for k in range(num_agents)]
+
+
+def replacement_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A dead agent's replacement goes to its node if that is alive, else wherever Ray finds room."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    strategy = options["scheduling_strategy"]
+    if isinstance(strategy, NodeAffinitySchedulingStrategy):
+        strategy = NodeAffinitySchedulingStrategy(strategy.node_id, soft=True)
+    return {**options, "scheduling_strategy": strategy}
