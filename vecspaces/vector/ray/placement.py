@@ -69,12 +69,24 @@ def plan_agents(
             num_agents = len(nodes)
     num_agents = min(num_agents, num_envs)
     strategies = _strategies(ray, placement, nodes, num_agents)
-    workers = workers_per_agent
-    if workers is None and cpus_per_agent is not None:
-        workers = max(1, int(cpus_per_agent))
+    if workers_per_agent is not None:
+        workers = [workers_per_agent] * num_agents
+    elif cpus_per_agent is not None:
+        workers = [max(1, int(cpus_per_agent))] * num_agents
+    else:
+        workers = _share_of_node_cpus(strategies, nodes)
     return [
-        AgentPlan(envs, {"num_cpus": cpus_per_agent or 0, "scheduling_strategy": strategy}, workers)
-        for envs, strategy in zip(split_envs(num_envs, num_agents), strategies, strict=True)
+        AgentPlan(envs, {"num_cpus": cpus_per_agent or 0, "scheduling_strategy": strategy}, count)
+        for envs, strategy, count in zip(split_envs(num_envs, num_agents), strategies, workers, strict=True)
+    ]
+
+
+def _share_of_node_cpus(strategies: list[Any], nodes: list[dict[str, Any]]) -> list[int | None]:
+    """Per agent, its node's CPUs shared among the node's agents (None where Ray decides the node)."""
+    node_of = [getattr(strategy, "node_id", None) for strategy in strategies]
+    cpus = {node["NodeID"]: int(node["Resources"].get("CPU", 1)) for node in nodes}
+    return [
+        None if node is None or node not in cpus else max(1, cpus[node] // node_of.count(node)) for node in node_of
     ]
 
 
