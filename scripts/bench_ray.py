@@ -348,6 +348,9 @@ def restart_seconds(settings: dict[str, Any], tries: int) -> list[float]:
             times.append(time.perf_counter() - killed)
             if not (truncations[:FAILURE_ENVS_PER_AGENT].all() and "worker_restarted" in infos):
                 raise RuntimeError(f"agent 0's envs were not reported restarted ({settings})")
+            # Their next step is the autoreset that follows a truncation, which does not nap: take it here, so
+            # that the next try kills the agent in a step that naps.
+            envs.step(np.zeros(envs.num_envs, dtype=np.int64))
         env_processes(envs)  # the last replacement's processes, for the final check
     return times
 
