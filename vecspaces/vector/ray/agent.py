@@ -243,13 +243,16 @@ class Agent:
             return
         finally:
             listener.close()  # one driver per agent: nothing else may connect
+        commands = {int(command): command for command in AgentCommand}
         with connection:
             while True:
                 try:
-                    command, payload = pickle.loads(connection.recv_bytes())
+                    code, payload = pickle.loads(connection.recv_bytes())
                 except (EOFError, OSError):
                     return
-                connection.send_bytes(pickle.dumps(self.run(command, payload), protocol=pickle.HIGHEST_PROTOCOL))
+                answer = self.run(commands[code], payload)
+                # Plain tuples on the wire: they unpickle faster than the dataclasses.
+                connection.send_bytes(pickle.dumps((answer.result, answer.errors), protocol=pickle.HIGHEST_PROTOCOL))
 
     def ping(self) -> int:
         """A cheap call whose answer says the agent is alive."""

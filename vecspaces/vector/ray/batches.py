@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,15 +183,22 @@ class Rows:
         if len(parts) == 1:
             joined = parts[0]
         else:
-            firsts = np.cumsum([0] + [len(part.env_ids) for part in parts]).tolist()
+            env_ids = [i for part in parts for i in part.env_ids]
+            infos: dict[str, Any] = {}
+            if any(part.infos for part in parts):
+                firsts = itertools.accumulate((len(part.env_ids) for part in parts[:-1]), initial=0)
+                infos = join_infos(
+                    [(first, part.infos) for first, part in zip(firsts, parts, strict=True)], len(env_ids)
+                )
             joined = Rows(
                 join(space, [part.observations for part in parts]),
                 np.concatenate([part.rewards for part in parts]),
                 np.concatenate([part.terminations for part in parts]),
                 np.concatenate([part.truncations for part in parts]),
-                join_infos([(first, part.infos) for first, part in zip(firsts, parts, strict=False)], firsts[-1]),
-                [i for part in parts for i in part.env_ids],
+                infos,
+                env_ids,
             )
-        if in_env_order and any(a > b for a, b in zip(joined.env_ids, joined.env_ids[1:], strict=False)):
+        ids = joined.env_ids
+        if in_env_order and ids != sorted(ids):
             joined = joined.take(space, sorted(range(len(joined.env_ids)), key=joined.env_ids.__getitem__))
         return joined

@@ -54,7 +54,7 @@ class SocketLink(Link):
     def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
         """Send a command; ``note`` comes back with its answer."""
         try:
-            self.connection.send_bytes(pickle.dumps((command, payload), protocol=pickle.HIGHEST_PROTOCOL))
+            self.connection.send_bytes(pickle.dumps((int(command), payload), protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as error:
             raise AgentDied(f"its socket refused the command ({error})") from None
         self.pending.append((command, note))
@@ -66,7 +66,7 @@ class SocketLink(Link):
         except (EOFError, OSError):
             raise AgentDied("its socket closed: the agent's process ended") from None
         command, note = self.pending.popleft()
-        return pickle.loads(data), command, note
+        return Answer(*pickle.loads(data)), command, note
 
     def close(self) -> None:
         """Hang up: the agent's thread serving the socket exits."""
@@ -100,9 +100,10 @@ class RayLink(Link):
 
 def wait_for_answers(links: list[Link], timeout: float) -> list[Link]:
     """The links among ``links`` whose oldest pending answer is ready (or whose agent died), waiting ``timeout``."""
-    sockets = [link for link in links if isinstance(link, SocketLink)]
-    if sockets:
-        by_connection = {link.connection: link for link in sockets}
+    if isinstance(links[0], SocketLink):
+        if len(links) == 1:
+            return links if links[0].connection.poll(timeout) else []
+        by_connection = {link.connection: link for link in links if isinstance(link, SocketLink)}
         return [by_connection[connection] for connection in wait(list(by_connection), timeout)]  # type: ignore[index]
     import ray
 

@@ -69,6 +69,7 @@ def plan_agents(
             num_agents = len(nodes)
     num_agents = min(num_agents, num_envs)
     strategies = _strategies(ray, placement, nodes, num_agents)
+    workers: list[int | None]
     if workers_per_agent is not None:
         workers = [workers_per_agent] * num_agents
     elif cpus_per_agent is not None:
@@ -85,9 +86,7 @@ def _share_of_node_cpus(strategies: list[Any], nodes: list[dict[str, Any]]) -> l
     """Per agent, its node's CPUs shared among the node's agents (None where Ray decides the node)."""
     node_of = [getattr(strategy, "node_id", None) for strategy in strategies]
     cpus = {node["NodeID"]: int(node["Resources"].get("CPU", 1)) for node in nodes}
-    return [
-        None if node is None or node not in cpus else max(1, cpus[node] // node_of.count(node)) for node in node_of
-    ]
+    return [None if node is None or node not in cpus else max(1, cpus[node] // node_of.count(node)) for node in node_of]
 
 
 def _check_count(name: str, value: Any, most: int | None, least: int = 1) -> None:
