@@ -11,14 +11,14 @@ Contenders, each stepping the same envs with a fixed batch of random actions:
 
 Scenarios: the tiny, atari and cpu envs of bench_vector.py, with 1 or 2 agents (blocks) of 4 or 64 envs each.
 Every scenario keeps its contenders open and times them in interleaved rounds, in an order that rotates each
-round; each figure is the median of the rounds, with its interquartile range. Startup (constructor to the first
-reset done) and memory (RSS of the processes that run the envs: Ray agents or actors and their children, or the
-local pool's workers) are measured as each contender opens.
+round; each figure is the median of the rounds, with its interquartile range. Memory (RSS of the processes that
+run the envs: Ray agents or actors and their children, or the local pool's workers) is measured after the warm-up.
 
-Failure handling is timed apart, for each RayVectorEnv contender, on 2 agents of 4 tiny envs whose agent 0 naps
-in every step (so a step of it is surely running): SIGKILL agent 0 while a step is in flight and time the
-``step_wait`` until its WorkerDiedError; with ``restart_agents=True``, time the ``step_wait`` that waits for the
-replacement, less the time the agent's envs take to build.
+Costs are timed apart, each contender alone, on 2 agents of 4 tiny envs whose agent 0 naps in every step (so a
+step of it is surely running): startup, from the constructor to the first reset done; for RayVectorEnv, SIGKILL
+agent 0 while a step is in flight and time the ``step_wait`` until its WorkerDiedError, and with
+``restart_agents=True`` the ``step_wait`` that waits for the replacement, less the time the agent's envs take to
+build.
 
 One local Ray (2 CPUs, no dashboard) serves the whole run. The verdicts at the end compare unrounded figures with
 RayVectorEnv's targets.
@@ -201,7 +201,11 @@ class Scenario:
 
 @dataclass
 class Entry(Contender):
-    """A contender of one scenario; ``peak_rss`` is its processes' RSS after the warm-up."""
+    """A contender of one scenario; ``peak_rss`` is its processes' RSS after the warm-up.
+
+    ``startup`` is its constructor and first reset with the scenario's other contenders opened before it: it
+    depends on its place (Ray prestarts only a few worker processes), so only the JSON keeps it.
+    """
 
     startup: float = 0.0
 
@@ -217,12 +221,24 @@ def contenders() -> list[Entry]:
     ]
 
 
-def build(entry: Entry, scenario: Scenario) -> Any:
+def build(entry: Entry, env_fns: list[Callable[[], Any]], agents: int) -> Any:
     if entry.backend == "ray":
-        return RayVectorEnv(scenario.env_fns(), num_agents=scenario.agents, **entry.settings)
+        return RayVectorEnv(env_fns, num_agents=agents, **entry.settings)
     if entry.backend == "local":
-        return AsyncVectorEnv(scenario.env_fns(), **entry.settings)
-    return NaiveRayVectorEnv(scenario.env_fns(), scenario.agents)
+        return AsyncVectorEnv(env_fns, **entry.settings)
+    return NaiveRayVectorEnv(env_fns, agents)
+
+
+def timed_open(make: Callable[[], Any]) -> tuple[Any, float]:
+    """A vector env made and reset, and the seconds that took (closed again if the reset fails)."""
+    start = time.perf_counter()
+    envs = make()
+    try:
+        envs.reset(seed=0)
+    except BaseException:
+        envs.close()
+        raise
+    return envs, time.perf_counter() - start
 
 
 def env_processes(envs: Any) -> list[psutil.Process]:
@@ -235,12 +251,9 @@ def env_processes(envs: Any) -> list[psutil.Process]:
 
 
 def open_entry(entry: Entry, scenario: Scenario, stack: contextlib.ExitStack) -> tuple[Any, Any]:
-    """Open, time the startup of, warm up and weigh a contender; ``stack`` closes it. Returns it and its actions."""
-    start = time.perf_counter()
-    envs = build(entry, scenario)
+    """Open, warm up and weigh a contender; ``stack`` closes it. Returns it and its actions."""
+    envs, entry.startup = timed_open(functools.partial(build, entry, scenario.env_fns(), scenario.agents))
     stack.callback(envs.close)
-    envs.reset(seed=0)
-    entry.startup = time.perf_counter() - start
     actions = batched_actions(entry.backend, envs, scenario.num_envs)
     for _ in range(20):
         envs.step(actions)
@@ -291,17 +304,19 @@ FAILURE_ENV_FNS: list[Callable[[], Any]] = [functools.partial(NappingEnv, NAP_SE
 
 
 @dataclass
-class Failures:
-    """One RayVectorEnv contender's failure handling, in seconds.
+class Costs:
+    """One contender's costs on the failure tests' envs, alone, in seconds.
 
     Attributes:
-        detections: per try, from the SIGKILL of agent 0 to the WorkerDiedError of the step in flight.
-        restarts: per try, from the SIGKILL to the end of the step_wait that waited for the replacement, less
-            ``build``.
+        startups: per open, from the constructor to the first reset done.
+        detections: RayVectorEnv: per try, from the SIGKILL of agent 0 to the WorkerDiedError of the step in flight.
+        restarts: RayVectorEnv: per try, from the SIGKILL to the end of the step_wait that waited for the
+            replacement, less ``build``.
         build: how long agent 0's envs take to build (in this process).
     """
 
     label: str
+    startups: list[float] = field(default_factory=list)
     detections: list[float] = field(default_factory=list)
     restarts: list[float] = field(default_factory=list)
     build: float = 0.0
@@ -324,10 +339,17 @@ def kill_agent_in_step(envs: RayVectorEnv) -> float:
     return time.perf_counter()
 
 
-def detection_seconds(settings: dict[str, Any]) -> float:
-    envs = RayVectorEnv(FAILURE_ENV_FNS, num_agents=2, **settings)
+def open_failure_envs(settings: dict[str, Any], costs: Costs) -> RayVectorEnv:
+    """A RayVectorEnv over the failure tests' envs, reset; its startup is added to ``costs``."""
+    envs: RayVectorEnv
+    envs, startup = timed_open(functools.partial(RayVectorEnv, FAILURE_ENV_FNS, num_agents=2, **settings))
+    costs.startups.append(startup)
+    return envs
+
+
+def detection_seconds(settings: dict[str, Any], costs: Costs) -> float:
+    envs = open_failure_envs(settings, costs)
     with envs:  # not `as envs`: VectorEnv.__enter__ is typed to return a plain VectorEnv
-        envs.reset(seed=0)
         killed = kill_agent_in_step(envs)
         try:
             envs.step_wait()
@@ -336,12 +358,11 @@ def detection_seconds(settings: dict[str, Any]) -> float:
     raise RuntimeError(f"a step survived the death of its agent ({settings})")
 
 
-def restart_seconds(settings: dict[str, Any], tries: int) -> list[float]:
+def restart_seconds(settings: dict[str, Any], tries: int, costs: Costs) -> list[float]:
     """Per try, from the kill to the end of the step_wait that includes the replacement (env build included)."""
     times = []
-    envs = RayVectorEnv(FAILURE_ENV_FNS, num_agents=2, restart_agents=True, **settings)
+    envs = open_failure_envs({**settings, "restart_agents": True}, costs)
     with envs:
-        envs.reset(seed=0)
         for _ in range(tries):
             killed = kill_agent_in_step(envs)
             *_, truncations, infos = envs.step_wait()
@@ -355,16 +376,26 @@ def restart_seconds(settings: dict[str, Any], tries: int) -> list[float]:
     return times
 
 
-def measure_failures(tries: int) -> list[Failures]:
+def startup_seconds(entry: Entry) -> float:
+    envs, seconds = timed_open(functools.partial(build, entry, FAILURE_ENV_FNS, 2))
+    envs.close()
+    return seconds
+
+
+def measure_costs(tries: int) -> list[Costs]:
+    """Every contender's costs, one contender at a time; RayVectorEnv's startups are those of its failure tests."""
     results = []
     for entry in contenders():
+        costs = Costs(entry.label, build=build_seconds(FAILURE_ENV_FNS[:FAILURE_ENVS_PER_AGENT]))
         if entry.backend != "ray":
-            continue
-        progress(f"{entry.label}: agent deaths, {tries} tries each")
-        build = build_seconds(FAILURE_ENV_FNS[:FAILURE_ENVS_PER_AGENT])
-        detections = [detection_seconds(entry.settings) for _ in range(tries)]
-        restarts = [seconds - build for seconds in restart_seconds(entry.settings, tries)]
-        results.append(Failures(entry.label, detections, restarts, build))
+            progress(f"{entry.label}: {tries} startups")
+            costs.startups = [startup_seconds(entry) for _ in range(tries)]
+        else:
+            progress(f"{entry.label}: {tries} agent deaths, then {tries} restarts")
+            costs.detections = [detection_seconds(entry.settings, costs) for _ in range(tries)]
+            restarts = restart_seconds(entry.settings, tries, costs)
+            costs.restarts = [seconds - costs.build for seconds in restarts]
+        results.append(costs)
     return results
 
 
@@ -376,7 +407,7 @@ class Report:
     """Everything measured in one run."""
 
     outcomes: dict[str, dict[str, Entry]]  # per scenario, per contender
-    failures: list[Failures]
+    costs: list[Costs]
 
     def rate(self, scenario: str, label: str) -> float:
         return self.outcomes[scenario][label].rate
@@ -388,12 +419,14 @@ class Report:
             if scenario in self.outcomes:
                 ratio = self.rate(scenario, ours) / self.rate(scenario, theirs)
                 checks.append((f"{scenario}: {ours} at {ratio}x {theirs} (>= {least:g}x)", ratio >= least))
-        for failures in self.failures:
-            slowest = max(failures.detections)
-            text = f"{failures.label}: death detected in {slowest * 1e3} ms at the slowest"
+        for costs in self.costs:
+            if not costs.detections:
+                continue  # not a RayVectorEnv
+            slowest = max(costs.detections)
+            text = f"{costs.label}: death detected in {slowest * 1e3} ms at the slowest"
             checks.append((f"{text} (<= {DETECTION_TARGET * 1e3:g} ms)", slowest <= DETECTION_TARGET))
-            slowest = max(failures.restarts)
-            text = f"{failures.label}: restart ready in {slowest} s + env build at the slowest"
+            slowest = max(costs.restarts)
+            text = f"{costs.label}: restart ready in {slowest} s + env build at the slowest"
             checks.append((f"{text} (<= {RESTART_TARGET:g} s + env build)", slowest <= RESTART_TARGET))
         return checks
 
@@ -421,34 +454,25 @@ def print_throughput(report: Report) -> None:
         print()
 
 
-def milliseconds(times: list[float]) -> str:
-    return f"{statistics.median(times) * 1e3:.0f} / {max(times) * 1e3:.0f}"
+def in_milliseconds(times: list[float]) -> str:
+    """``median / slowest`` in ms, or ``-`` for none."""
+    return f"{statistics.median(times) * 1e3:.0f} / {max(times) * 1e3:.0f}" if times else "-"
 
 
 def print_costs(report: Report) -> None:
     references = [name for name in REFERENCES if name in report.outcomes]
-    failures = {f.label: f for f in report.failures}
-    print("startup (constructor to first reset done) and RSS of the env processes, per scenario;")
-    print(
-        f"agent 0 killed in a step (2 agents x {FAILURE_ENVS_PER_AGENT} tiny envs): death detected, and "
-        "restart ready less env build, median / slowest in ms\n"
-    )
-    columns = [f"{'startup ' + name:>18}" for name in references] + [f"{'RSS ' + name:>15}" for name in references]
-    header = f"{'contender':<34} {' '.join(columns)} {'death found':>12} {'restart':>12}"
+    print(f"costs, each contender alone on 2 agents x {FAILURE_ENVS_PER_AGENT} tiny envs, in ms (median / slowest):")
+    print("  startup: constructor to first reset done; agent 0 killed in a step: death found, restart ready less")
+    print("  env build. RSS of the env processes (agents or actors and their children, or workers) per scenario\n")
+    columns = [f"{'RSS ' + name:>15}" for name in references]
+    header = f"{'contender':<34} {'startup':>12} {'death found':>12} {'restart':>12} {' '.join(columns)}"
     print(header)
     print("-" * len(header))
-    for label in next(iter(report.outcomes.values())):
-        entries = [report.outcomes[name][label] for name in references]
-        cells = [f"{entry.startup:>17.2f}s" for entry in entries] + [
-            f"{entry.peak_rss / 2**20:>13.0f}MB" for entry in entries
-        ]
-        found = failures.get(label)
-        death = milliseconds(found.detections) if found else "-"
-        restart = milliseconds(found.restarts) if found else "-"
-        print(f"{label:<34} {' '.join(cells)} {death:>12} {restart:>12}")
-    if report.failures:
-        print(f"(agent 0's envs build in {report.failures[0].build * 1e3:.2f} ms)")
-    print()
+    for costs in report.costs:
+        times = [in_milliseconds(t) for t in (costs.startups, costs.detections, costs.restarts)]
+        memory = [f"{report.outcomes[name][costs.label].peak_rss / 2**20:>13.0f}MB" for name in references]
+        print(f"{costs.label:<34} {times[0]:>12} {times[1]:>12} {times[2]:>12} {' '.join(memory)}")
+    print(f"(agent 0's envs build in {report.costs[0].build * 1e3:.2f} ms)\n")
 
 
 def print_verdicts(report: Report) -> None:
@@ -463,12 +487,12 @@ def write_json(report: Report, path: str) -> None:
         "machine": {"cores": physical_cores(), "python": platform.python_version(), "ray": ray.__version__},
         "scenarios": {
             scenario: {
-                label: {"runs": entry.runs, "startup": entry.startup, "rss": entry.peak_rss}
+                label: {"runs": entry.runs, "startup_among_others": entry.startup, "rss": entry.peak_rss}
                 for label, entry in entries.items()
             }
             for scenario, entries in report.outcomes.items()
         },
-        "failures": [asdict(failures) for failures in report.failures],
+        "costs": [asdict(costs) for costs in report.costs],
         "verdicts": [{"target": text, "held": held} for text, held in report.verdicts()],
     }
     Path(path).write_text(json.dumps(document, indent=1))
@@ -529,7 +553,7 @@ def main() -> None:
     seconds, repeats, tries = (0.3, 3, 2) if args.quick else (0.8, 5, 5)
     with local_ray():
         outcomes = {scenario.name: measure(scenario, seconds, repeats) for scenario in scenarios(args.quick)}
-        report = Report(outcomes, measure_failures(tries))
+        report = Report(outcomes, measure_costs(tries))
     left = leftovers()
     print_machine()
     print_throughput(report)
