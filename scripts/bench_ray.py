@@ -551,7 +551,9 @@ def main() -> None:
     warnings.simplefilter("ignore", UserWarning)
 
     seconds, repeats, tries = (0.3, 3, 2) if args.quick else (0.8, 5, 5)
-    with local_ray():
+    # Ray prints a note of each agent the failure tests kill to stdout, whatever log_to_driver says: keep them
+    # out of the tables.
+    with contextlib.redirect_stdout(sys.stderr), local_ray():
         outcomes = {scenario.name: measure(scenario, seconds, repeats) for scenario in scenarios(args.quick)}
         report = Report(outcomes, measure_costs(tries))
     left = leftovers()
