@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import pickle
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import IntEnum
 from multiprocessing.connection import Connection, Listener
 from typing import Any
 
@@ -25,64 +23,22 @@ import numpy as np
 import psutil
 
 from vecspaces._ops.batch import concatenate, create_empty_array
-from vecspaces.spaces import Space
 from vecspaces.vector._async.protocol import EnvError, RemoteTraceback, capture_error
+from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS
 from vecspaces.vector._async.worker import run_worker
 from vecspaces.vector._spaces import as_vecspaces_space
 from vecspaces.vector.async_vector_env import AsyncVectorEnv
+from vecspaces.vector.ray.protocol import (
+    AgentCommand,
+    Answer,
+    Description,
+    PlainStep,
+    decode_command,
+    encode_answer,
+)
 from vecspaces.vector.sync_vector_env import SyncVectorEnv
 
-__all__ = ["Agent", "AgentCommand", "Answer", "Description"]
-
-
-class AgentCommand(IntEnum):
-    """A command to an agent's envs."""
-
-    RESET = 1  # (seeds, options) for every env of the agent
-    STEP = 2  # a batch of actions for every env of the agent
-    STEP_SOME = 3  # pool mode: (actions, the agent's own indices of the envs to step)
-    CALL = 4  # (name, args, kwargs)
-    GET_ATTR = 5  # name
-    SET_ATTR = 6  # (name, one value per env)
-    RESTART_ROWS = 7  # a replacement's first results: its envs reset and reported as truncated
-
-
-@dataclass
-class Answer:
-    """What an agent sends back for one command.
-
-    Attributes:
-        result: the local vector env's result (see :meth:`Agent.run`), or None after errors.
-        errors: the errors raised while running the command, their env numbered in the whole vector env.
-    """
-
-    result: Any = None
-    errors: list[EnvError] = field(default_factory=list)
-
-
-@dataclass
-class Description:
-    """What the driver learns of an agent once its envs are built.
-
-    Attributes:
-        observation_spaces: each env's observation space.
-        action_spaces: each env's action space.
-        metadata: the first env's metadata (without ``autoreset_mode``).
-        render_mode: the first env's render mode.
-        gymnasium_user: whether the envs are Gymnasium's (the vector env then shows Gymnasium's types).
-        node_id: the Ray node the agent runs on.
-        host: that node's address.
-        pid: the agent's process id.
-    """
-
-    observation_spaces: list[Space[Any]]
-    action_spaces: list[Space[Any]]
-    metadata: dict[str, Any]
-    render_mode: str | None
-    gymnasium_user: bool
-    node_id: str
-    host: str
-    pid: int
+__all__ = ["Agent"]
 
 
 # How the local pool names the env that raised (see vecspaces.vector._async.protocol.rebuild_error).
@@ -223,19 +179,23 @@ class Agent:
     def _envs(self) -> range:
         return range(self.first, self.first + len(self.env_fns))
 
-    def open_socket(self) -> tuple[tuple[str, int], bytes]:
+    def open_socket(self, plain: PlainStep | None) -> tuple[tuple[str, int], bytes]:
         """Listen on a free port; serve the one connection that brings the returned authkey, in a thread.
+
+        Args:
+            plain: the arrays of a plain step, which travel as raw bytes (see ``protocol``).
 
         Returns:
             The address to connect to, and the authkey (random, known only to the driver that asked).
         """
         authkey = os.urandom(32)
         self.listener = Listener((_host_address(), 0), authkey=authkey, backlog=1)
-        threading.Thread(target=self._serve, args=(self.listener,), daemon=True, name="vecspaces-agent").start()
+        serve = threading.Thread(target=self._serve, args=(self.listener, plain), daemon=True, name="vecspaces-agent")
+        serve.start()
         address: tuple[str, int] = self.listener.address
         return address, authkey
 
-    def _serve(self, listener: Listener) -> None:
+    def _serve(self, listener: Listener, plain: PlainStep | None) -> None:
         """Answer the driver's commands, one at a time, until it hangs up."""
         try:
             connection: Connection = listener.accept()
@@ -243,16 +203,17 @@ class Agent:
             return
         finally:
             listener.close()  # one driver per agent: nothing else may connect
-        commands = {int(command): command for command in AgentCommand}
         with connection:
             while True:
+                # As a local worker does: the next command usually comes while the driver reads this answer.
+                deadline = time.perf_counter() + WORKER_MAX_SPIN_SECONDS
+                while time.perf_counter() < deadline and not connection.poll():
+                    pass
                 try:
-                    code, payload = pickle.loads(connection.recv_bytes())
+                    command, payload = decode_command(plain, connection.recv_bytes())
                 except (EOFError, OSError):
                     return
-                answer = self.run(commands[code], payload)
-                # Plain tuples on the wire: they unpickle faster than the dataclasses.
-                connection.send_bytes(pickle.dumps((answer.result, answer.errors), protocol=pickle.HIGHEST_PROTOCOL))
+                connection.send_bytes(b"".join(encode_answer(plain, self.run(command, payload))))
 
     def ping(self) -> int:
         """A cheap call whose answer says the agent is alive."""

@@ -18,9 +18,10 @@ from typing import Any
 from vecspaces.error import WaitTimeoutError, WorkerDiedError
 from vecspaces.vector._async import interrupts
 from vecspaces.vector._async.protocol import add_note, rebuild_error
-from vecspaces.vector.ray.agent import Agent, AgentCommand, Answer, Description
+from vecspaces.vector.ray.agent import Agent
 from vecspaces.vector.ray.links import AgentDied, Link, RayLink, SocketLink, wait_for_answers
 from vecspaces.vector.ray.placement import AgentPlan, replacement_options
+from vecspaces.vector.ray.protocol import AgentCommand, Answer, Description, PlainStep
 
 __all__ = ["AgentHandle", "Crew"]
 
@@ -93,14 +94,16 @@ class Crew:
         self.broken: str | None = None
         self.actor_class = ray.remote(Agent)
         self.agents = [AgentHandle(k, plan.envs, plan, None) for k, plan in enumerate(plans)]
-        # Set by the vector env: where answers go, and where a replacement's restart rows go.
+        # Set by the vector env: where answers go, where a replacement's restart rows go, and the plain step of
+        # an agent's socket (see ``protocol``).
         self.deliver: Deliver
         self.restarted: Restarted
+        self.plain_step: Callable[[AgentHandle], PlainStep | None]
 
     # -- starting ------------------------------------------------------------------------------------------
 
     def start(self, agents: list[AgentHandle]) -> None:
-        """Start ``agents`` together: create their actors, wait for their envs, open their links.
+        """Start ``agents`` together: create their actors and wait for their envs (then :meth:`connect` them).
 
         Raises:
             WaitTimeoutError: they took longer than ``startup_timeout``.
@@ -131,14 +134,20 @@ class Crew:
                 add_note(failure, f"on {agent.where()}")
                 raise failure
             agent.description = description
-        for agent in agents:
-            agent.link = self._open_link(agent)
 
-    def _open_link(self, agent: AgentHandle) -> Link:
+    def connect(self, agents: list[AgentHandle]) -> None:
+        """Open ``agents``' links (started, and :attr:`plain_step` set)."""
         if self.transport == "ray":
-            return RayLink(agent.actor)
-        address, authkey = self.ray.get(agent.actor.open_socket.remote(), timeout=self.startup_timeout)
-        return SocketLink(agent.actor, address, authkey)
+            for agent in agents:
+                agent.link = RayLink(agent.actor)
+            return
+        plains = [self.plain_step(agent) for agent in agents]
+        sockets = self.ray.get(
+            [agent.actor.open_socket.remote(plain) for agent, plain in zip(agents, plains, strict=True)],
+            timeout=self.startup_timeout,
+        )
+        for agent, (address, authkey), plain in zip(agents, sockets, plains, strict=True):
+            agent.link = SocketLink(agent.actor, address, authkey, plain)
 
     # -- commands ------------------------------------------------------------------------------------------
 
@@ -211,6 +220,7 @@ class Crew:
         agent.plan.options = replacement_options(agent.plan.options)
         try:
             self.start([agent])
+            self.connect([agent])
         except BaseException as error:
             self.broken = f"{problem}; its replacement failed to start: {error}"
             raise WorkerDiedError(self.broken) from error

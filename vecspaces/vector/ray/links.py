@@ -6,12 +6,15 @@ in order, and turn the agent's death into :class:`AgentDied` carrying what was s
 
 from __future__ import annotations
 
-import pickle
 from collections import deque
+from multiprocessing import BufferTooShort
 from multiprocessing.connection import Client, Connection, wait
 from typing import Any
 
-from vecspaces.vector.ray.agent import AgentCommand, Answer
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.vector.ray.protocol import AgentCommand, Answer, PlainStep, decode_answer, encode_command
 
 __all__ = ["AgentDied", "Link", "RayLink", "SocketLink", "wait_for_answers"]
 
@@ -47,26 +50,32 @@ class Link:
 class SocketLink(Link):
     """Commands and answers over the agent's ``multiprocessing.connection`` socket (see ``Agent.open_socket``)."""
 
-    def __init__(self, actor: Any, address: tuple[str, int], authkey: bytes) -> None:
+    def __init__(self, actor: Any, address: tuple[str, int], authkey: bytes, plain: PlainStep | None) -> None:
         super().__init__(actor)
         self.connection: Connection = Client(address, authkey=authkey)
+        self.plain = plain
+        self.answer_size = 0 if plain is None else plain.answer_size
 
     def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
         """Send a command; ``note`` comes back with its answer."""
         try:
-            self.connection.send_bytes(pickle.dumps((int(command), payload), protocol=pickle.HIGHEST_PROTOCOL))
+            self.connection.send_bytes(encode_command(self.plain, command, payload))
         except OSError as error:
             raise AgentDied(f"its socket refused the command ({error})") from None
         self.pending.append((command, note))
 
     def receive(self) -> tuple[Answer, AgentCommand, Any]:
         """The answer to the oldest pending command (blocking), with the command and its note."""
+        # Into a fresh array, so that the observations of a plain answer are writable views of it.
+        data: npt.NDArray[np.uint8] | bytes = np.empty(self.answer_size, dtype=np.uint8)
         try:
-            data = self.connection.recv_bytes()
+            data = data[: self.connection.recv_bytes_into(data)]
+        except BufferTooShort as longer:
+            data = longer.args[0]
         except (EOFError, OSError):
             raise AgentDied("its socket closed: the agent's process ended") from None
         command, note = self.pending.popleft()
-        return Answer(*pickle.loads(data)), command, note
+        return decode_answer(self.plain, data), command, note
 
     def close(self) -> None:
         """Hang up: the agent's thread serving the socket exits."""

@@ -34,10 +34,10 @@ from vecspaces.vector._spaces import (
     check_observation_mode,
     resolve_env_spaces,
 )
-from vecspaces.vector.ray.agent import AgentCommand, Answer
 from vecspaces.vector.ray.batches import Rows, assign, join, join_infos, take
 from vecspaces.vector.ray.crew import DEFERRAL, AgentHandle, Crew
 from vecspaces.vector.ray.placement import plan_agents
+from vecspaces.vector.ray.protocol import AgentCommand, Answer, PlainStep
 from vecspaces.vector.utils import batch_space
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
@@ -157,6 +157,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self.closed = False
             self._crew.start(self._crew.agents)
             self._describe(observation_mode, from_gymnasium)
+            self._crew.plain_step = self._plain_step
+            self._crew.connect(self._crew.agents)
         except BaseException:
             self.close(terminate=True)
             raise
@@ -187,6 +189,9 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._spaces = spaces
         self._show_spaces(spaces, from_gymnasium or first.gymnasium_user)
         self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
+
+    def _plain_step(self, agent: AgentHandle) -> PlainStep | None:
+        return PlainStep.of(self._spaces.single_observation_space, self._spaces.single_action_space, len(agent.envs))
 
     # -- Gymnasium's API -----------------------------------------------------------------------------------
 
