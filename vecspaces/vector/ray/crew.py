@@ -165,8 +165,10 @@ class Crew:
         """The agents that owe answers."""
         return [agent for agent in self.agents if agent.link is not None and agent.link.pending]
 
-    def collect(self, agents: Callable[[], list[AgentHandle]], timeout: float | None) -> None:
+    def collect(self, agents: Callable[[], list[AgentHandle]], timeout: float | None, every: bool = True) -> None:
         """Collect answers until ``agents()`` is empty, handing each to :attr:`deliver`.
+
+        ``every``: whether it takes every pending answer (False: answers are wanted as soon as each is ready).
 
         Raises:
             WaitTimeoutError: ``timeout`` passed first; what was collected was delivered, the rest stays pending.
@@ -185,7 +187,7 @@ class Crew:
                 )
             links = {id(agent.link): agent for agent in waiting}
             waits = [agent.link for agent in waiting if agent.link is not None]
-            for link in wait_for_answers(waits, min(remaining, _WAIT_SLICE_SECONDS)):
+            for link in wait_for_answers(waits, min(remaining, _WAIT_SLICE_SECONDS), every):
                 with DEFERRAL:
                     self._receive(links[id(link)])
             interrupts.checkpoint()

@@ -6,6 +6,7 @@ in order, and turn the agent's death into :class:`AgentDied` carrying what was s
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from multiprocessing import BufferTooShort
 from multiprocessing.connection import Client, Connection, wait
@@ -88,6 +89,7 @@ class RayLink(Link):
     def __init__(self, actor: Any) -> None:
         super().__init__(actor)
         self.results: deque[Any] = deque()  # the ObjectRef of each pending command
+        self.fetched: list[Answer] = []  # the oldest one's answer, when wait_for_answers fetched it
 
     def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
         """Call ``Agent.run`` with the command; ``note`` comes back with its answer."""
@@ -99,7 +101,7 @@ class RayLink(Link):
         import ray
 
         try:
-            answer: Answer = ray.get(self.results[0])
+            answer: Answer = self.fetched.pop() if self.fetched else ray.get(self.results[0])
         except ray.exceptions.RayActorError as error:
             raise AgentDied(f"Ray reports it dead: {_first_line(error)}") from None
         self.results.popleft()
@@ -107,8 +109,14 @@ class RayLink(Link):
         return answer, command, note
 
 
-def wait_for_answers(links: list[Link], timeout: float) -> list[Link]:
-    """The links among ``links`` whose oldest pending answer is ready (or whose agent died), waiting ``timeout``."""
+def wait_for_answers(links: list[Link], timeout: float, every: bool = False) -> list[Link]:
+    """The links among ``links`` whose oldest pending answer is ready (or whose agent died), waiting ``timeout``.
+
+    Args:
+        links: links with pending commands, all of one transport.
+        timeout: the longest to wait, in seconds.
+        every: the caller needs every answer: waiting until all are ready costs Ray calls fewer round trips.
+    """
     if isinstance(links[0], SocketLink):
         if len(links) == 1:
             return links if links[0].connection.poll(timeout) else []
@@ -119,9 +127,13 @@ def wait_for_answers(links: list[Link], timeout: float) -> list[Link]:
     by_reference = {link.results[0]: link for link in links if isinstance(link, RayLink) and link.results}
     if not by_reference:
         return []
-    ready, _ = ray.wait(list(by_reference), num_returns=1, timeout=timeout, fetch_local=False)
-    if ready:  # take every answer that is ready by now, not just the first
-        ready, _ = ray.wait(list(by_reference), num_returns=len(by_reference), timeout=0, fetch_local=False)
+    references = list(by_reference)
+    ready, _ = ray.wait(references, num_returns=len(references) if every else 1, timeout=timeout)
+    if ready and not every:  # take every answer that is ready by now, not just the first
+        ready, _ = ray.wait(references, num_returns=len(references), timeout=0)
+    with contextlib.suppress(Exception):  # one call for all; an agent's death is raised by its own receive
+        for reference, answer in zip(ready, ray.get(ready), strict=True):
+            by_reference[reference].fetched.append(answer)
     return [by_reference[reference] for reference in ready]
 
 

@@ -388,7 +388,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 return []
             return self._crew.pending()
 
-        self._crew.collect(short, self._timeout(timeout))
+        self._crew.collect(short, self._timeout(timeout), every=False)
         self._raise_errors()
         space = self._spaces.single_observation_space
         rows = Rows.join(space, self._finished)
