@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection, Listener
 from typing import Any
 
@@ -48,23 +49,37 @@ _LOCAL_ENV_NOTE = re.compile(r"raised by env (\d+) during (.+)")
 class Agent:
     """Runs envs ``first .. first + len(env_fns) - 1`` of a vector env in a local pool (in a Ray actor).
 
-    Args:
-        env_fns: the agent's slice of the vector env's ``env_fns``.
-        first: the index of its first env in the whole vector env.
-        pool_options: keyword arguments of the local ``AsyncVectorEnv``.
+    Created empty, so that a standby agent can wait, warmed up, to replace one that dies: :meth:`start` gives it
+    its envs.
     """
 
-    def __init__(self, env_fns: Sequence[Callable[[], Any]], first: int, pool_options: dict[str, Any]) -> None:
-        self.env_fns = list(env_fns)
-        self.first = first
-        self.pool_options = pool_options
+    def __init__(self) -> None:
+        self.env_fns: list[Callable[[], Any]] = []
+        self.first = 0
+        self.pool_options: dict[str, Any] = {}
         self.envs: AsyncVectorEnv | SyncVectorEnv | None = None
         # The socket thread and Ray's calls (worker_info, close) both reach the envs.
         self.lock = threading.Lock()
         self.listener: Listener | None = None
 
-    def start(self) -> Description | Answer:
-        """Build the envs; return their description, or an :class:`Answer` holding the error that stopped it."""
+    def warm(self, context: str) -> None:
+        """Be ready to start quickly: import what a start needs and start the forkserver of local pools."""
+        if context == "forkserver":
+            _prepare_forkserver()
+            multiprocessing.get_context("forkserver")
+            forkserver.ensure_running()
+
+    def start(
+        self, env_fns: Sequence[Callable[[], Any]], first: int, pool_options: dict[str, Any]
+    ) -> Description | Answer:
+        """Build the envs; return their description, or an :class:`Answer` holding the error that stopped it.
+
+        Args:
+            env_fns: the agent's slice of the vector env's ``env_fns``.
+            first: the index of its first env in the whole vector env.
+            pool_options: keyword arguments of the local ``AsyncVectorEnv``.
+        """
+        self.env_fns, self.first, self.pool_options = list(env_fns), first, pool_options
         try:
             envs = self.envs = self._build()
             return Description(
@@ -90,8 +105,7 @@ class Agent:
                 autoreset_mode=options["autoreset_mode"],
             )
         if options["context"] == "forkserver":
-            # The forkserver would import this process's __main__, Ray's worker script, and Ray with it.
-            multiprocessing.get_context("forkserver").set_forkserver_preload([run_worker.__module__])
+            _prepare_forkserver()
         return AsyncVectorEnv(self.env_fns, **options)
 
     def run(self, command: AgentCommand, payload: Any) -> Answer:
@@ -225,6 +239,11 @@ class Agent:
             envs, self.envs = self.envs, None
         if envs is not None:
             envs.close()
+
+
+def _prepare_forkserver() -> None:
+    # The forkserver would import this process's __main__, Ray's worker script, and Ray with it.
+    multiprocessing.get_context("forkserver").set_forkserver_preload([run_worker.__module__])
 
 
 def _current_observations(envs: AsyncVectorEnv | SyncVectorEnv) -> Any:

@@ -93,6 +93,7 @@ class Crew:
         self.restarts = 0
         self.broken: str | None = None
         self.actor_class = ray.remote(Agent)
+        self.standbys: dict[str | None, Any] = {}  # with restart: per node, an agent waiting to replace one
         self.agents = [AgentHandle(k, plan.envs, plan, None) for k, plan in enumerate(plans)]
         # Set by the vector env: where answers go, where a replacement's restart rows go, and the plain step of
         # an agent's socket (see ``protocol``).
@@ -112,13 +113,11 @@ class Crew:
         """
         started = []
         for agent in agents:
-            options = {**agent.plan.options, "max_restarts": 0, "max_task_retries": 0}
+            if agent.actor is None:
+                agent.actor = self._new_actor(agent.plan.options)
             pool_options = {**self.pool_options, "num_workers": agent.plan.workers}
             envs = agent.envs
-            agent.actor = self.actor_class.options(**options).remote(
-                self.env_fns[envs.start : envs.stop], envs.start, pool_options
-            )
-            started.append(agent.actor.start.remote())
+            started.append(agent.actor.start.remote(self.env_fns[envs.start : envs.stop], envs.start, pool_options))
         try:
             descriptions = self.ray.get(started, timeout=self.startup_timeout)
         except self.ray.exceptions.GetTimeoutError:
@@ -134,6 +133,23 @@ class Crew:
                 add_note(failure, f"on {agent.where()}")
                 raise failure
             agent.description = description
+
+    def _new_actor(self, options: dict[str, Any]) -> Any:
+        # Never Ray's own restarts and retries: a retried step would be replayed on a fresh agent, silently.
+        return self.actor_class.options(**options, max_restarts=0, max_task_retries=0).remote()
+
+    def keep_standbys(self) -> None:
+        """With ``restart``: keep one warmed-up, empty agent on each node that has agents, to replace one that dies.
+
+        A replacement then skips the start of a Ray worker process and of its local pool's forkserver (about
+        1.5 s here), and only builds its envs.
+        """
+        for agent in self.agents:
+            key = _node_of(agent.plan.options)
+            if key not in self.standbys:
+                standby = self._new_actor(replacement_options(agent.plan.options))
+                standby.warm.remote(self.pool_options["context"])
+                self.standbys[key] = standby
 
     def connect(self, agents: list[AgentHandle]) -> None:
         """Open ``agents``' links (started, and :attr:`plain_step` set)."""
@@ -221,8 +237,7 @@ class Crew:
         self.stop([agent])
         agent.plan.options = replacement_options(agent.plan.options)
         try:
-            self.start([agent])
-            self.connect([agent])
+            self._replace(agent)
         except BaseException as error:
             self.broken = f"{problem}; its replacement failed to start: {error}"
             raise WorkerDiedError(self.broken) from error
@@ -239,6 +254,21 @@ class Crew:
             else:
                 assert agent.link is not None
                 agent.link.send(owed_command, payload, (payload, note))
+
+    def _replace(self, agent: AgentHandle) -> None:
+        """Start ``agent`` again: in its node's standby if that is alive, else in a new actor; then a new standby."""
+        key = _node_of(agent.plan.options)
+        agent.actor, agent.description = self.standbys.pop(key, None), None
+        if agent.actor is not None:
+            with contextlib.suppress(WorkerDiedError):  # the standby died with its node
+                self.start([agent])
+        if agent.description is None:
+            agent.actor = None
+            self.start([agent])
+        self.connect([agent])
+        standby = self._new_actor(agent.plan.options)
+        standby.warm.remote(self.pool_options["context"])
+        self.standbys[key] = standby
 
     # -- stopping ------------------------------------------------------------------------------------------
 
@@ -260,6 +290,14 @@ class Crew:
                     self.ray.kill(agent.actor, no_restart=True)
                 agent.actor = None
 
+    def close(self, grace: float) -> None:
+        """Stop every agent (see :meth:`stop`) and the standbys."""
+        self.stop(self.agents, grace)
+        for standby in self.standbys.values():
+            with contextlib.suppress(Exception):
+                self.ray.kill(standby, no_restart=True)
+        self.standbys.clear()
+
     def worker_info(self) -> list[dict[str, Any]]:
         """Every agent's local workers, each with its agent, node and address."""
         infos = self.ray.get([agent.actor.worker_info.remote() for agent in self.agents])
@@ -268,3 +306,8 @@ class Crew:
                 assert agent.description is not None
                 worker.update(agent=agent.index, node_id=agent.description.node_id, address=agent.description.host)
         return [worker for workers in infos for worker in workers]
+
+
+def _node_of(options: dict[str, Any]) -> str | None:
+    """The node an agent's options place it on, if they name one."""
+    return getattr(options["scheduling_strategy"], "node_id", None)

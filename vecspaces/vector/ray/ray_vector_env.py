@@ -159,6 +159,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._describe(observation_mode, from_gymnasium)
             self._crew.plain_step = self._plain_step
             self._crew.connect(self._crew.agents)
+            if restart_agents:
+                self._crew.keep_standbys()
         except BaseException:
             self.close(terminate=True)
             raise
@@ -322,7 +324,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         try:
             if crew is not None:
                 with DEFERRAL:
-                    crew.stop(crew.agents, 0.0 if terminate else (1.0 if timeout is None else timeout))
+                    crew.close(0.0 if terminate else (1.0 if timeout is None else timeout))
         finally:
             interrupts.unwatch()
             if getattr(self, "_started_ray", False):
