@@ -7,9 +7,10 @@ in order, and turn the agent's death into :class:`AgentDied` carrying what was s
 from __future__ import annotations
 
 import contextlib
+import select
 from collections import deque
 from multiprocessing import BufferTooShort
-from multiprocessing.connection import Client, Connection, wait
+from multiprocessing.connection import Client, Connection
 from typing import Any
 
 import numpy as np
@@ -118,13 +119,23 @@ def wait_for_answers(links: list[Link], timeout: float, every: bool = False) -> 
         every: the caller needs every answer: waiting until all are ready costs Ray calls fewer round trips.
     """
     if isinstance(links[0], SocketLink):
-        if len(links) == 1:
-            return links if links[0].connection.poll(timeout) else []
-        by_connection = {link.connection: link for link in links if isinstance(link, SocketLink)}
-        return [by_connection[connection] for connection in wait(list(by_connection), timeout)]  # type: ignore[index]
+        return _ready_sockets([link for link in links if isinstance(link, SocketLink)], timeout)
+    return _ready_calls([link for link in links if isinstance(link, RayLink)], timeout, every)
+
+
+def _ready_sockets(links: list[SocketLink], timeout: float) -> list[Link]:
+    by_fd = {link.connection.fileno(): link for link in links}
+    try:
+        ready, _, _ = select.select(list(by_fd), [], [], timeout)
+    except ValueError:  # a closed connection's fd: let its receive report it
+        return list(links)
+    return [by_fd[fd] for fd in ready]
+
+
+def _ready_calls(links: list[RayLink], timeout: float, every: bool) -> list[Link]:
     import ray
 
-    by_reference = {link.results[0]: link for link in links if isinstance(link, RayLink) and link.results}
+    by_reference = {link.results[0]: link for link in links if link.results}
     if not by_reference:
         return []
     references = list(by_reference)

@@ -9,6 +9,8 @@ of the message. Anything else is pickled.
 
 from __future__ import annotations
 
+import functools
+import math
 import pickle
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -85,7 +87,7 @@ _PICKLED, _PLAIN = b"K"[0], b"P"[0]
 _ARRAY_SPACES = (Box, Discrete, MultiBinary, MultiDiscrete)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # not slots: cached_property needs __dict__
 class PlainStep:
     """The arrays of one agent's plain step.
 
@@ -117,11 +119,15 @@ class PlainStep:
             (num_envs, *single_observation.shape),
         )
 
-    @property
+    @functools.cached_property
+    def observation_count(self) -> int:
+        """The values in a batch of observations."""
+        return math.prod(self.observation_shape)
+
+    @functools.cached_property
     def answer_size(self) -> int:
         """The bytes of a plain answer: the tag, observations, float64 rewards and two bool flags per env."""
-        observations = int(np.prod(self.observation_shape)) * self.observation_dtype.itemsize
-        return 1 + observations + self.num_envs * (8 + 1 + 1)
+        return 1 + self.observation_count * self.observation_dtype.itemsize + self.num_envs * (8 + 1 + 1)
 
 
 def encode_command(plain: PlainStep | None, command: AgentCommand, payload: Any) -> bytes:
@@ -171,7 +177,7 @@ def decode_answer(plain: PlainStep | None, data: Any) -> Answer:
     """
     if data[0] != _PLAIN or plain is None:
         return Answer(*pickle.loads(data[1:]))
-    count = int(np.prod(plain.observation_shape))
+    count = plain.observation_count
     offset = 1 + count * plain.observation_dtype.itemsize
     observations = np.frombuffer(data, plain.observation_dtype, count, 1).reshape(plain.observation_shape)
     n = plain.num_envs
