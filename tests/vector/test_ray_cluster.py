@@ -78,3 +78,13 @@ def test_a_lost_node_is_a_worker_died_error_then_a_restart_elsewhere(two_nodes: 
         two_nodes.remove_node(second_node(two_nodes))
         with pytest.raises(WorkerDiedError, match=f"agent {lost.index}, node .* died during step"):
             envs.step(np.ones(4, dtype=np.int64))
+
+
+def test_the_cluster_example_spreads_its_envs_over_two_nodes() -> None:
+    from tests.test_examples import run_example
+
+    result = run_example("ray_cluster.py")  # a subprocess starting its own 2-node cluster
+    assert result.returncode == 0, result.stderr
+    nodes = [line for line in result.stdout.splitlines() if line.startswith("node ")]
+    assert len(nodes) == 2 and "env-steps/s" in result.stdout
+    assert "envs [0, 1, 2, 3]" in nodes[0] + nodes[1] and "envs [4, 5, 6, 7]" in nodes[0] + nodes[1]
