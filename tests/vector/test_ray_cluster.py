@@ -67,7 +67,7 @@ def test_a_lost_node_is_a_worker_died_error_then_a_restart_elsewhere(two_nodes: 
         obs, _, _, truncations, infos = envs.step(np.ones(4, dtype=np.int64))
         assert envs.restarts == 1
         restarted = [i in lost.envs for i in range(4)]
-        assert truncations.tolist() == restarted
+        assert truncations.tolist() == restarted and infos["_worker_restarted"].tolist() == restarted
         assert obs[:, 0].tolist() == [0 if r else 2 for r in restarted]
         assert {w["node_id"] for w in envs.worker_info()} == {two_nodes.head_node.node_id}
     two_nodes.add_node(num_cpus=1)
