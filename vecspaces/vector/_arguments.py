@@ -13,7 +13,7 @@ env decides.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from vecspaces._ops.batch import iterate
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces import Box, Dict, MultiBinary, MultiDiscrete, Space, Tuple
 
-__all__ = ["actions_per_env", "as_action_batch", "cast_exactly", "seeds_per_env", "split_reset_mask"]
+__all__ = ["actions_per_env", "as_action_batch", "cast_exactly", "env_factories", "seeds_per_env", "split_reset_mask"]
 
 # The batched spaces whose batch is one array: a batched Box, Discrete (a MultiDiscrete), MultiBinary or
 # MultiDiscrete (both Boxes once batched); MultiBinary itself is accepted as a batch, as by iterate.
@@ -37,6 +37,26 @@ _EXACT_FLOAT_INTEGERS = 2.0**53
 CHANGED_BY_CAST = "{what} has a value that changes when cast to {dtype}"
 OVERFLOWS_CAST = "{what} has a value that overflows {dtype}"
 WRONG_DTYPE = "{what} has the wrong dtype"
+
+
+def env_factories(env_fns: Iterable[Callable[[], Any]]) -> list[Callable[[], Any]]:
+    """A vector env's ``env_fns`` as a list, checked: a non-empty list of callables.
+
+    Raises:
+        InvalidTypeError: ``env_fns`` is empty or holds something that is not callable.
+
+    Example:
+        >>> env_factories([])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vecspaces.error.InvalidTypeError: env_fns is invalid, expected a non-empty list of callables, got []...
+    """
+    factories = list(env_fns)
+    if not factories or not all(callable(fn) for fn in factories):
+        raise InvalidTypeError(
+            message("env_fns is invalid", expected="a non-empty list of callables", got=show(env_fns))
+        )
+    return factories
 
 
 def seeds_per_env(seed: Any, num_envs: int) -> list[int | None]:

@@ -16,13 +16,12 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces.error import (
-    InvalidTypeError,
     InvalidValueError,
     message,
     show,
 )
 from vecspaces.spaces import Space
-from vecspaces.vector._arguments import seeds_per_env, split_reset_mask
+from vecspaces.vector._arguments import env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
@@ -126,11 +125,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         pin_workers: bool | None = None,
     ) -> None:
         self.closed = True  # until the workers are up, there is nothing for close() to do
-        self.env_fns = list(env_fns)
-        if not self.env_fns or not all(callable(fn) for fn in self.env_fns):
-            raise InvalidTypeError(
-                message("env_fns is invalid", expected="a non-empty list of callables", got=show(env_fns))
-            )
+        self.env_fns = env_factories(env_fns)
         self.num_envs = len(self.env_fns)
         self.shared_memory = shared_memory
         self.copy = copy

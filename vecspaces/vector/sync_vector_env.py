@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space, concatenate, create_empty_array
-from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.vector._arguments import actions_per_env, seeds_per_env, split_reset_mask
+from vecspaces.error import InvalidValueError, message, show
+from vecspaces.vector._arguments import actions_per_env, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async.protocol import add_note
 from vecspaces.vector._gymnasium_facing import gymnasium_arguments
 from vecspaces.vector._runner import EnvRunner, build_env, reward_out_of_range
@@ -48,11 +48,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         observation_mode: ObservationMode = "same",
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
     ) -> None:
-        self.env_fns = list(env_fns)
-        if not self.env_fns or not all(callable(fn) for fn in self.env_fns):
-            raise InvalidTypeError(
-                message("env_fns is invalid", expected="a non-empty list of callables", got=show(env_fns))
-            )
+        self.env_fns = env_factories(env_fns)
         self.copy = copy
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)

@@ -27,7 +27,7 @@ from vecspaces.vector._async.copies import copied
 from vecspaces.vector._async.lending import ObservationLender
 from vecspaces.vector._async.shared import SharedStepMemory
 
-__all__ = ["ObservationPath", "PipedObservations", "SharedObservations", "observation_path"]
+__all__ = ["ObservationPath", "PipedObservations", "SharedObservations", "observation_path", "take_envs"]
 
 
 class ObservationPath:
@@ -70,7 +70,7 @@ class ObservationPath:
 
     def take(self, index: slice | list[int]) -> Any:
         """The caller's batch of the envs ``index`` (pool mode): views of contiguous envs unless ``copy``."""
-        observations = _take(self.single_space, self.read(), index)
+        observations = take_envs(self.single_space, self.read(), index)
         return copied(observations) if self.copy else observations
 
 
@@ -140,12 +140,18 @@ def observation_path(
     return SharedObservations(single_space, memory, num_envs, copy)
 
 
-def _take(space: Any, value: Any, index: slice | list[int]) -> Any:
-    """The entries ``index`` of a batched value of ``space`` (the single space guides the structure)."""
+def take_envs(space: Any, value: Any, index: slice | list[int]) -> Any:
+    """The envs ``index`` of a batch of the single ``space`` (views where ``index`` is a slice and leaves arrays).
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> take_envs(Discrete(3), np.array([2, 0, 1]), [2, 0])
+        array([1, 2])
+    """
     if isinstance(space, Dict):
-        return {key: _take(child, value[key], index) for key, child in space.items()}
+        return {key: take_envs(child, value[key], index) for key, child in space.items()}
     if isinstance(space, Tuple):
-        return tuple(_take(child, item, index) for child, item in zip(space, value, strict=True))
+        return tuple(take_envs(child, item, index) for child, item in zip(space, value, strict=True))
     if isinstance(value, np.ndarray):
         return value[index]
     # A tuple of per-env values: Text, OneOf, Sequence, Graph and custom spaces.

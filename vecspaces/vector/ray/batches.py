@@ -10,8 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces.spaces import Dict, Space, Tuple
+from vecspaces.vector._async.observations import take_envs
 
-__all__ = ["Rows", "assign", "join", "join_infos", "take", "take_infos"]
+__all__ = ["Rows", "assign", "join", "join_infos", "take_infos"]
 
 
 def join(space: Space[Any], parts: list[Any]) -> Any:
@@ -53,23 +54,6 @@ def assign(space: Space[Any], target: Any, value: Any) -> Any:
         target[...] = value
         return target
     return value
-
-
-def take(space: Space[Any], value: Any, index: slice | list[int]) -> Any:
-    """The envs ``index`` of a batch of the single ``space``.
-
-    Example:
-        >>> from vecspaces.spaces import Discrete
-        >>> take(Discrete(3), np.array([2, 0, 1]), [2, 0])
-        array([1, 2])
-    """
-    if isinstance(space, Dict):
-        return {key: take(child, value[key], index) for key, child in space.items()}
-    if isinstance(space, Tuple):
-        return tuple(take(child, item, index) for child, item in zip(space, value, strict=True))
-    if isinstance(value, np.ndarray):
-        return value[index]
-    return value[index] if isinstance(index, slice) else tuple(value[i] for i in index)
 
 
 def join_infos(parts: list[tuple[int, dict[str, Any]]], num_envs: int) -> dict[str, Any]:
@@ -169,7 +153,7 @@ class Rows:
     def take(self, space: Space[Any], index: slice | list[int]) -> Rows:
         """The rows at positions ``index``."""
         return Rows(
-            take(space, self.observations, index),
+            take_envs(space, self.observations, index),
             self.rewards[index],
             self.terminations[index],
             self.truncations[index],

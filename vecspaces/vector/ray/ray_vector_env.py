@@ -16,7 +16,6 @@ import numpy.typing as npt
 from vecspaces.error import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
-    InvalidTypeError,
     InvalidValueError,
     NoAsyncCallError,
     WorkerDiedError,
@@ -24,8 +23,9 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.spaces import Space
-from vecspaces.vector._arguments import actions_per_env, as_action_batch, seeds_per_env, split_reset_mask
+from vecspaces.vector._arguments import actions_per_env, as_action_batch, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
+from vecspaces.vector._async.observations import take_envs
 from vecspaces.vector._async.protocol import add_note, rebuild_error
 from vecspaces.vector._gymnasium_facing import gymnasium_arguments
 from vecspaces.vector._spaces import (
@@ -34,7 +34,7 @@ from vecspaces.vector._spaces import (
     check_observation_mode,
     resolve_env_spaces,
 )
-from vecspaces.vector.ray.batches import Rows, assign, join, join_infos, take
+from vecspaces.vector.ray.batches import Rows, assign, join, join_infos
 from vecspaces.vector.ray.crew import DEFERRAL, AgentHandle, Crew
 from vecspaces.vector.ray.placement import plan_agents
 from vecspaces.vector.ray.protocol import AgentCommand, Answer, PlainStep
@@ -114,11 +114,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         context: str = "forkserver",
     ) -> None:
         self.closed = True  # until the agents are up, there is nothing for close() to do
-        self.env_fns = list(env_fns)
-        if not self.env_fns or not all(callable(fn) for fn in self.env_fns):
-            raise InvalidTypeError(
-                message("env_fns is invalid", expected="a non-empty list of callables", got=show(env_fns))
-            )
+        self.env_fns = env_factories(env_fns)
         if transport not in _TRANSPORTS:
             raise InvalidValueError(message("transport is invalid", expected="'socket' or 'ray'", got=show(transport)))
         self.num_envs = len(self.env_fns)
@@ -249,10 +245,10 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 elif due:
                     self._results[agent.index] = [self._owed_rows(due)]
                     ids = [i for i in agent.envs if i not in self._owed]
-                    part = take(self._spaces.single_action_space, batch, ids)
+                    part = take_envs(self._spaces.single_action_space, batch, ids)
                     self._crew.send(agent, AgentCommand.STEP_SOME, (part, [i - agent.envs.start for i in ids]), ids)
                 else:
-                    part = take(self._spaces.single_action_space, batch, slice(agent.envs.start, agent.envs.stop))
+                    part = take_envs(self._spaces.single_action_space, batch, slice(agent.envs.start, agent.envs.stop))
                     self._crew.send(agent, AgentCommand.STEP, part)
 
     def step_wait(self, timeout: float | None = None) -> StepResult:
@@ -368,7 +364,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     mine = [ids[p] for p in positions]
                     if not mine:
                         continue
-                part = take(self._spaces.single_action_space, batch, positions)
+                part = take_envs(self._spaces.single_action_space, batch, positions)
                 local = [i - agent.envs.start for i in mine]
                 self._crew.send(agent, AgentCommand.STEP_SOME, (part, local), mine)
             self._in_flight.difference_update(i for rows in self._finished for i in rows.env_ids)
