@@ -6,7 +6,6 @@ See the package docstring for the data flow and the failure semantics.
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,6 +37,7 @@ from vecspaces.vector.ray.batches import Rows, assign, join, join_infos
 from vecspaces.vector.ray.crew import DEFERRAL, AgentHandle, Crew
 from vecspaces.vector.ray.placement import plan_agents
 from vecspaces.vector.ray.protocol import AgentCommand, Answer, PlainStep
+from vecspaces.vector.ray.restarts import OwedRows
 from vecspaces.vector.utils import batch_space
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
@@ -148,7 +148,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             }
             self._crew = Crew(ray, self.env_fns, plans, pool_options, transport, startup_timeout, restart_agents)
             self._crew.deliver = self._deliver
-            self._crew.restarted = self._owe_restart
+            self._crew.restarted = lambda agent, answer: self._owed.owe(agent.envs, answer.result)
             self._reset_state()
             self.closed = False
             self._crew.start(self._crew.agents)
@@ -170,7 +170,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._reset_envs: list[int] = []
         self._in_flight: set[int] = set()  # pool mode: the envs sent and not finished
         self._finished: list[Rows] = []  # pool mode: finished envs' rows not yet received
-        self._owed: dict[int, deque[Rows]] = {}  # per env of a replaced agent: its next results (see _owe_restart)
+        self._owed: OwedRows  # set with the spaces (see _describe), before any call
         self._buffer: Any = None  # copy=False: the batch every reset and step writes
 
     def _describe(self, observation_mode: ObservationMode, from_gymnasium: bool) -> None:
@@ -187,6 +187,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._spaces = spaces
         self._show_spaces(spaces, from_gymnasium or first.gymnasium_user)
         self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
+        self._owed = OwedRows(spaces.single_observation_space, self.autoreset_mode)
 
     def _plain_step(self, agent: AgentHandle) -> PlainStep | None:
         return PlainStep.of(self._spaces.single_observation_space, self._spaces.single_action_space, len(agent.envs))
@@ -236,15 +237,16 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Check the batch of actions and send each agent its part (nothing is sent if the actions are bad)."""
         self._check_can_start("step_async")
         batch = self._action_batch(actions, self.num_envs)
+        owed = self._owed
         with DEFERRAL:
             self._start(AgentCommand.STEP)
             for agent in self._crew.agents:
-                due = [i for i in agent.envs if i in self._owed] if self._owed else []
+                due = owed.due(agent.envs)
                 if len(due) == len(agent.envs):
-                    self._results[agent.index] = [self._owed_rows(due)]
+                    self._results[agent.index] = [owed.take(due)]
                 elif due:
-                    self._results[agent.index] = [self._owed_rows(due)]
-                    ids = [i for i in agent.envs if i not in self._owed]
+                    self._results[agent.index] = [owed.take(due)]
+                    ids = [i for i in agent.envs if i not in due]
                     part = take_envs(self._spaces.single_action_space, batch, ids)
                     self._crew.send(agent, AgentCommand.STEP_SOME, (part, [i - agent.envs.start for i in ids]), ids)
                 else:
@@ -350,6 +352,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._check_no_pending_call("send")
         ids = self._check_env_ids(env_ids)
         batch = self._action_batch(actions, len(ids))
+        owed = self._owed
         with DEFERRAL:
             for agent in self._crew.agents:
                 positions = [p for p, i in enumerate(ids) if i in agent.envs]
@@ -357,9 +360,9 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     continue
                 mine = [ids[p] for p in positions]
                 self._in_flight.update(mine)
-                due = [i for i in mine if i in self._owed]
+                due = owed.due(mine)
                 if due:
-                    self._finished.append(self._owed_rows(due))
+                    self._finished.append(owed.take(due))
                     positions = [p for p in positions if ids[p] not in due]
                     mine = [ids[p] for p in positions]
                     if not mine:
@@ -486,45 +489,15 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._results.setdefault(agent.index, []).append(self._answer_rows(agent, answer, list(agent.envs)))
         else:
             if command is AgentCommand.RESET:
-                for env in self._reset_envs:
-                    self._owed.pop(env, None)
+                self._owed.forget(self._reset_envs)
             self._results[agent.index] = answer.result
 
     def _answer_rows(self, agent: AgentHandle, answer: Answer, env_ids: list[int]) -> Rows:
         if answer.result is None:  # owed by an agent that died: its replacement's restart rows stand in
-            return self._owed_rows(env_ids)
+            return self._owed.take(env_ids)
         observations, rewards, terminations, truncations, infos, *returned = answer.result
         ids = [int(i) for i in returned[0]] if returned else env_ids
         return Rows(observations, rewards, terminations, truncations, infos, ids)
-
-    def _owe_restart(self, agent: AgentHandle, answer: Answer) -> None:
-        """Owe the envs of a replaced agent their restart: each one's next step reports it, as the local pool does.
-
-        The replacement's envs were reset: each env's next step returns its row (truncated, reward 0,
-        ``info["worker_restarted"]``) without applying the action; in NEXT_STEP mode the step after is the reset
-        step that follows any truncation (the same observation, reward 0, both flags False).
-        """
-        observations, rewards, terminations, truncations, infos = answer.result
-        rows = Rows(observations, rewards, terminations, truncations, infos, list(agent.envs))
-        space = self._spaces.single_observation_space
-        for position, env in enumerate(agent.envs):
-            restart = rows.take(space, [position])
-            owed = deque([restart])
-            if self.autoreset_mode is AutoresetMode.NEXT_STEP:
-                info = {key: value for key, value in restart.infos.items() if not key.endswith("worker_restarted")}
-                flags = np.zeros(1, dtype=np.bool_)
-                owed.append(Rows(restart.observations, np.zeros(1), flags, flags.copy(), info, [env]))
-            self._owed[env] = owed
-
-    def _owed_rows(self, env_ids: list[int]) -> Rows:
-        """The next owed rows of the envs ``env_ids``, in their order."""
-        rows = []
-        for env in env_ids:
-            owed = self._owed[env]
-            rows.append(owed.popleft())
-            if not owed:
-                del self._owed[env]
-        return Rows.join(self._spaces.single_observation_space, rows)
 
     def _action_batch(self, actions: Any, count: int) -> Any:
         """``actions`` as a checked batch of ``count`` actions (any array-like that converts exactly)."""
