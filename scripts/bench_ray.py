@@ -3,8 +3,9 @@ agent's death costs.
 
 Contenders, each stepping the same envs with a fixed batch of random actions:
 
-- RayVectorEnv with ``transport="socket"`` (the default), the same with ``workers_per_agent=0`` (the agents step
-  their envs themselves) and with ``transport="ray"`` (every step an actor call to each agent);
+- RayVectorEnv with its defaults (``transport="socket"``; on these 2 CPUs, 2 agents step their envs themselves and
+  1 agent has a pool of 2 workers), the same with a local pool of one worker per agent (``workers_per_agent=1``),
+  and with ``transport="ray"`` (every step an actor call to each agent);
 - vecspaces' local AsyncVectorEnv over the same envs, with its default number of workers (one per core);
 - the naive design, written here: one Ray actor per block of envs holding a SyncVectorEnv, every step one actor
   call per block, the results joined on the driver. The Ray backends of PufferLib and Tianshou work so.
@@ -65,9 +66,9 @@ from vecspaces.vector.ray import RayVectorEnv
 from vecspaces.vector.utils import batch_space
 
 ENV_KINDS = ("tiny", "atari", "cpu")
-SOCKET, SOCKET_SELF, CALLS, LOCAL, NAIVE = (
+SOCKET, SOCKET_POOL, CALLS, LOCAL, NAIVE = (
     "RayVectorEnv socket",
-    "RayVectorEnv socket, agents step",
+    "RayVectorEnv socket, 1 worker each",
     "RayVectorEnv ray calls",
     "AsyncVectorEnv (local)",
     "naive: actor call per block",
@@ -215,7 +216,7 @@ class Entry(Contender):
 def contenders() -> list[Entry]:
     return [
         Entry(SOCKET, "ray", {"transport": "socket"}),
-        Entry(SOCKET_SELF, "ray", {"transport": "socket", "workers_per_agent": 0}),
+        Entry(SOCKET_POOL, "ray", {"transport": "socket", "workers_per_agent": 1}),
         Entry(CALLS, "ray", {"transport": "ray"}),
         # Its default: one worker per core. As many workers as agents would leave a core idle with 1 agent.
         Entry(LOCAL, "local"),
