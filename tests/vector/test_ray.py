@@ -76,6 +76,26 @@ def test_importing_vecspaces_does_not_import_ray() -> None:
     assert result.stdout.strip() == "False"
 
 
+def test_ray_started_here_is_shut_down_by_close_and_by_a_failed_constructor() -> None:
+    code = """
+import ray
+from vecspaces.envs import TinyEnv
+from vecspaces.error import InvalidValueError
+from vecspaces.vector.ray import RayVectorEnv
+try:
+    RayVectorEnv([TinyEnv] * 2, num_agents=3)
+except InvalidValueError:
+    print("refused", ray.is_initialized())
+with RayVectorEnv([TinyEnv] * 2, workers_per_agent=0) as envs:
+    envs.reset(seed=0)
+    print("running", ray.is_initialized())
+print("closed", ray.is_initialized())
+"""
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.stdout.split() == ["refused", "False", "running", "True", "closed", "False"], result.stderr
+
+
 def test_default_settings_match_sync_and_describe_their_workers() -> None:
     from vecspaces.vector.ray import RayVectorEnv
 

@@ -135,6 +135,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         if self._started_ray:
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             ray.init(address=ray_address, include_dashboard=False, log_to_driver=True)
+        interrupts.watch()
         try:
             plans = plan_agents(
                 ray, self.num_envs, num_agents, envs_per_agent, workers_per_agent, cpus_per_agent, placement
@@ -159,9 +160,10 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             if restart_agents:
                 self._crew.keep_standbys()
         except BaseException:
-            self.close(terminate=True)
+            # Whatever started: agents, the signal wrappers, Ray itself if this started it.
+            self.closed = True
+            self.close_extras(terminate=True)
             raise
-        interrupts.watch()
 
     def _reset_state(self) -> None:
         self._pending: AgentCommand | None = None  # the Gymnasium-style call in progress
