@@ -3,8 +3,8 @@
 It runs in a Ray worker process and imports nothing of Ray: the driver wraps it with ``ray.remote``. Every
 command to its envs goes through :meth:`Agent.run`, called by the driver as an actor method (``transport="ray"``)
 or read from the agent's socket by a thread of its own (``transport="socket"``, see :meth:`Agent.open_socket`).
-A command's answer is an :class:`Answer`: its result, or the errors of the envs that raised, numbered in the whole
-vector env.
+A command's answer is a ``protocol.Answer``: its result, or the errors of the envs that raised, numbered in the
+whole vector env.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 The crew knows nothing of the batch: it hands every answer, in order of arrival, to the vector env's ``deliver``
 callback with the command and the note it was sent with. A dead agent either breaks the crew (every later call
-raises the same :class:`~vecspaces.error.WorkerDiedError`) or, with ``restart``, is replaced: the replacement's
-envs are reset, their rows kept as *restart rows* (see ``RayVectorEnv``), and the commands the dead agent owed are
-redone by the replacement or answered from those rows.
+raises the same :class:`~vecspaces.error.WorkerDiedError`) or, with ``restart``, is replaced by a warmed-up
+standby: the replacement's envs are reset, their rows handed to the vector env's ``restarted`` callback (which
+owes them to the envs, see ``restarts``), and the commands the dead agent owed are redone by the replacement or
+answered from those rows.
 """
 
 from __future__ import annotations
