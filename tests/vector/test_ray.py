@@ -317,3 +317,25 @@ def test_envs_per_agent_and_placement_on_this_node() -> None:
         assert [len(agent.envs) for agent in envs._crew.agents] == [2, 1, 2]
         assert {w["node_id"] for w in envs.worker_info()} == {node}
         assert envs.reset(seed=0)[0].shape == (5, 1)
+
+
+def test_gymnasium_envs_give_gymnasium_types_and_match_gymnasium() -> None:
+    import gymnasium as gym
+
+    from vecspaces.vector.ray import RayVectorEnv
+
+    def cartpole() -> Any:
+        return gym.make("CartPole-v1")
+
+    reference = gym.vector.SyncVectorEnv([cartpole] * 4)
+    with RayVectorEnv([cartpole] * 4, num_agents=2, timeout=30) as envs:
+        assert isinstance(envs, gym.vector.VectorEnv)
+        assert isinstance(envs.single_action_space, gym.spaces.Discrete)
+        assert envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
+        wrapped = gym.wrappers.vector.RecordEpisodeStatistics(envs)
+        np.testing.assert_array_equal(wrapped.reset(seed=42)[0], reference.reset(seed=42)[0])
+        for _ in range(60):  # through episode ends and autoresets
+            ours, theirs = wrapped.step(np.ones(4, dtype=np.int64)), reference.step(np.ones(4, dtype=np.int64))
+            for mine, expected in zip(ours[:4], theirs[:4], strict=True):
+                np.testing.assert_array_equal(mine, expected)
+        assert "episode" in ours[4]  # the wrapper saw the episodes end
