@@ -36,6 +36,7 @@ from vecspaces.vector._spaces import (
 from vecspaces.vector.ray.batches import Rows, assign, join, join_infos
 from vecspaces.vector.ray.crew import DEFERRAL, AgentHandle, Crew
 from vecspaces.vector.ray.placement import plan_agents
+from vecspaces.vector.ray.pool_mode import PoolMode
 from vecspaces.vector.ray.protocol import AgentCommand, Answer, PlainStep
 from vecspaces.vector.ray.restarts import OwedRows
 from vecspaces.vector.utils import batch_space
@@ -171,9 +172,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._results: dict[int, Any] = {}  # its answers so far, per agent
         self._errors: list[BaseException] = []
         self._reset_envs: list[int] = []
-        self._in_flight: set[int] = set()  # pool mode: the envs sent and not finished
-        self._finished: list[Rows] = []  # pool mode: finished envs' rows not yet received
         self._owed: OwedRows  # set with the spaces (see _describe), before any call
+        self._pool_mode: PoolMode  # likewise
         self._buffer: Any = None  # copy=False: the batch every reset and step writes
 
     def _describe(self, observation_mode: ObservationMode, from_gymnasium: bool) -> None:
@@ -191,6 +191,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._show_spaces(spaces, from_gymnasium or first.gymnasium_user)
         self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
         self._owed = OwedRows(spaces.single_observation_space, self.autoreset_mode)
+        self._pool_mode = PoolMode(self._crew, self._owed, self.num_envs, self.batch_size)
 
     def _plain_step(self, agent: AgentHandle) -> PlainStep | None:
         return PlainStep.of(self._spaces.single_observation_space, self._spaces.single_action_space, len(agent.envs))
@@ -353,27 +354,10 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._check_usable("send")
         self._drop_abandoned()
         self._check_no_pending_call("send")
-        ids = self._check_env_ids(env_ids)
+        ids = self._pool_mode.check_env_ids(env_ids)
         batch = self._action_batch(actions, len(ids))
-        owed = self._owed
         with DEFERRAL:
-            for agent in self._crew.agents:
-                positions = [p for p, i in enumerate(ids) if i in agent.envs]
-                if not positions:
-                    continue
-                mine = [ids[p] for p in positions]
-                self._in_flight.update(mine)
-                due = owed.due(mine)
-                if due:
-                    self._finished.append(owed.take(due))
-                    positions = [p for p in positions if ids[p] not in due]
-                    mine = [ids[p] for p in positions]
-                    if not mine:
-                        continue
-                part = take_envs(self._spaces.single_action_space, batch, positions)
-                local = [i - agent.envs.start for i in mine]
-                self._crew.send(agent, AgentCommand.STEP_SOME, (part, local), mine)
-            self._in_flight.difference_update(i for rows in self._finished for i in rows.env_ids)
+            self._pool_mode.send(self._spaces.single_action_space, batch, ids)
 
     def recv(self, timeout: float | None = None) -> RecvResult:
         """Wait for the first ``batch_size`` envs to finish their step and return their results.
@@ -384,22 +368,12 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """
         self._check_usable("recv")
         self._check_no_pending_call("recv")
-        if not self._in_flight and not self._finished:
+        pool_mode = self._pool_mode
+        if not pool_mode.busy():
             raise NoAsyncCallError("recv was called with no env stepping; send() actions first", "send")
-
-        def short() -> list[AgentHandle]:
-            if sum(len(rows.env_ids) for rows in self._finished) >= self.batch_size:
-                return []
-            return self._crew.pending()
-
-        self._crew.collect(short, self._timeout(timeout), every=False)
+        self._crew.collect(pool_mode.short, self._timeout(timeout), every=False)
         self._raise_errors()
-        space = self._spaces.single_observation_space
-        rows = Rows.join(space, self._finished)
-        self._finished = []
-        if len(rows.env_ids) > self.batch_size:
-            rows, rest = rows.take(space, slice(None, self.batch_size)), rows.take(space, slice(self.batch_size, None))
-            self._finished.append(rest)
+        rows = pool_mode.take(self._spaces.single_observation_space)
         env_ids = np.array(rows.env_ids, dtype=np.int64)
         return rows.observations, rows.rewards, rows.terminations, rows.truncations, rows.infos, env_ids
 
@@ -427,8 +401,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._check_usable(call)
         self._drop_abandoned()
         self._check_no_pending_call(call)
-        if self._in_flight or self._finished:
-            busy = sorted(self._in_flight.union(i for rows in self._finished for i in rows.env_ids))
+        busy = self._pool_mode.busy()
+        if busy:
             raise AlreadyPendingCallError(
                 f"{call} was called while envs {busy} are in pool mode; recv() their results first", "send"
             )
@@ -479,15 +453,14 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 add_note(error, f"on {agent.where()}")
                 self._errors.append(error)
             if command is AgentCommand.STEP_SOME:
-                self._in_flight.difference_update(note)
+                self._pool_mode.failed(note)
             return
         if command is AgentCommand.STEP_SOME:
             rows = self._answer_rows(agent, answer, note)
-            self._in_flight.difference_update(rows.env_ids)
-            if self._pending is AgentCommand.STEP:
+            if self._pending is AgentCommand.STEP:  # a step whose agent owed some of its envs their restart
                 self._results.setdefault(agent.index, []).append(rows)
             else:
-                self._finished.append(rows)
+                self._pool_mode.arrived(rows)
         elif command is AgentCommand.STEP:
             self._results.setdefault(agent.index, []).append(self._answer_rows(agent, answer, list(agent.envs)))
         else:
@@ -511,18 +484,6 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         if not isinstance(batch, np.ndarray):
             actions_per_env(space, batch, count)  # checks the batch size of every leaf
         return batch
-
-    def _check_env_ids(self, env_ids: Any) -> list[int]:
-        ids = list(range(self.num_envs)) if env_ids is None else np.asarray(env_ids).reshape(-1).tolist()
-        if not ids or len(set(ids)) != len(ids) or not all(isinstance(i, int) and 0 <= i < self.num_envs for i in ids):
-            expected = f"distinct env indices in [0, {self.num_envs})"
-            raise InvalidValueError(message("env_ids is invalid", expected=expected, got=show(env_ids)))
-        busy = sorted(self._in_flight.union(i for rows in self._finished for i in rows.env_ids).intersection(ids))
-        if busy:
-            raise AlreadyPendingCallError(
-                f"send was called for envs {busy} whose step is not received yet; recv() first", "send"
-            )
-        return ids
 
 
 def _import_ray() -> Any:
