@@ -465,6 +465,8 @@ def in_milliseconds(times: list[float]) -> str:
 
 
 def print_costs(report: Report) -> None:
+    if not report.costs:
+        return
     references = [name for name in REFERENCES if name in report.outcomes]
     print(f"costs, each contender alone on 2 agents x {FAILURE_ENVS_PER_AGENT} tiny envs, in ms (median / slowest):")
     print("  startup: constructor to first reset done; agent 0 killed in a step: death found, restart ready less")
@@ -552,6 +554,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 agents x 4 envs only, shorter and fewer rounds")
     parser.add_argument("--json", metavar="PATH", help="also write every round's figures as JSON")
     parser.add_argument("--plot", metavar="PNG", help="write a chart (needs matplotlib)")
+    parser.add_argument(
+        "--only", metavar="SCENARIO", action="append", help='run this scenario only, e.g. "cpu 1x4" (repeatable)'
+    )
+    parser.add_argument("--no-costs", action="store_true", help="skip the startup, death and restart timings")
     args = parser.parse_args()
     warnings.simplefilter("ignore", UserWarning)
 
@@ -559,8 +565,11 @@ def main() -> None:
     # Ray prints a note of each agent the failure tests kill to stdout, whatever log_to_driver says: keep them
     # out of the tables.
     with contextlib.redirect_stdout(sys.stderr), local_ray():
-        outcomes = {scenario.name: measure(scenario, seconds, repeats) for scenario in scenarios(args.quick)}
-        report = Report(outcomes, measure_costs(tries))
+        chosen = [scenario for scenario in scenarios(args.quick) if not args.only or scenario.name in args.only]
+        if not chosen:
+            parser.error(f"--only names no scenario; the scenarios: {[s.name for s in scenarios(False)]}")
+        outcomes = {scenario.name: measure(scenario, seconds, repeats) for scenario in chosen}
+        report = Report(outcomes, [] if args.no_costs else measure_costs(tries))
     left = leftovers()
     print_machine()
     print_throughput(report)

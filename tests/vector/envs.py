@@ -325,3 +325,36 @@ class FailsInMainInfoEnv(CountdownEnv):
 
     def handle(self) -> FailsInMain:
         return FailsInMain(self.count)
+
+
+def scripted_info(label: int, count: int) -> dict[str, Any]:
+    """The info ``ScriptedInfoEnv(label)`` returns at step ``count``: plain numbers of many kinds, mostly in the
+    same layout, now and then another layout, a value that needs pickling, or none."""
+    turn = (label + count) % 7
+    info: dict[str, Any] = {"lives": 3 - count % 3, "frame": 4 * count, "score": count / 4}
+    if turn == 1:
+        info["flag"] = np.bool_(count % 2)
+    elif turn == 2:
+        info = {"lives": np.int8(count % 5), "score": np.float32(count) / 3}
+    elif turn == 3:
+        info["episode"] = {"r": float(count), "l": count}  # nested: pickled
+    elif turn == 4:
+        info = {}
+    elif turn == 5:
+        info["label"] = f"env {label}"  # a string: pickled
+    return info
+
+
+class ScriptedInfoEnv(CountdownEnv):
+    """A CountdownEnv whose infos are :func:`scripted_info`, at reset too (with ``count`` 0)."""
+
+    def __init__(self, label: int = 0) -> None:
+        super().__init__(length=5, label=label)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        obs, _ = super().reset(seed=seed, options=options)
+        return obs, scripted_info(self.label, 0)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, _ = super().step(action)
+        return obs, reward, terminated, truncated, scripted_info(self.label, self.count)

@@ -25,6 +25,7 @@ from vecspaces.vector._arguments import env_factories, seeds_per_env, split_rese
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
+from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
 from vecspaces.vector._async.processes import stop_processes
@@ -215,6 +216,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._calls.errors
         )
         self._calls.observations = self._observations
+        self._calls.info_reader = InfoReader(self._control.info_layouts, self._control.info_values)
         self._gate.pool_mode = self._pool_mode
         self._all_envs = range(self.num_envs)
         # Where step() writes actions when it can take its shortest path (see _step_plainly), else None.
@@ -300,8 +302,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """``step`` in its most common form, with the least work in this process.
 
         That form: a batch of actions of the exact shape and dtype, array actions and shared observations,
-        every env in a worker. As soon as anything else shows up (an info, an error, a slow or dead worker),
-        ``step_wait`` takes over the pending step.
+        every env in a worker, infos of plain numbers only (in shared memory). As soon as anything else shows
+        up (a reply, an error, a slow or dead worker), ``step_wait`` takes over the pending step.
         """
         view[...] = actions
         self._observations.choose()
@@ -316,7 +318,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._calls.pending = None
         observations = self._observations
         observations.settle(())
-        return self._step_result(observations.result(), {})
+        return self._step_result(observations.result(), self._calls.infos({}))
 
     @deferring_signals
     def step_async(self, actions: Any) -> None:
@@ -334,7 +336,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait; None uses the pool's default timeout.
         """
         replies = self._finish(Command.STEP, "step_wait", timeout)
-        return self._step_result(self._observations.result(), self._calls.infos(replies) if replies else {})
+        return self._step_result(self._observations.result(), self._calls.infos(replies))
 
     def _step_result(self, observations: Any, infos: dict[str, Any]) -> StepResult:
         """A step's five results; the rewards and flags are copied out of shared memory."""

@@ -9,15 +9,17 @@ Data flow of one ``step``::
       command_ready[w].release() ------------------>  wakes (polls while commands come fast, else blocks)
                                                       for each env: read its action,
                                                         env.step(action) (autoreset as the mode says),
-                                    [shared: obs] <--   write obs, reward, terminated, truncated
-                                [shared: control] <--
-                                                      has_reply[w] = bool(infos, variable leaves, errors)
-                                                      finished[w] = 1
+                                    [shared: obs] <--   write obs, reward, terminated, truncated,
+                                [shared: control] <--   and an info of plain numbers
+                                                      a small reply (infos of other values, variable leaves,
+                                                        errors) goes first: pipe.send_bytes(reply)
+                                                      has_reply[w] = bool(reply), finished[w] = 1
       waits on completions <-----------------------   completions.release()
-      (polls, then blocks in short slices,            then, only if has_reply[w]: pipe.send_bytes(reply)
+      (polls, then blocks in short slices,            then a large reply: pipe.send_bytes(reply)
        checking the busy workers are alive)
       reads the replies of workers with has_reply
       returns [shared: obs]: views (copy=False), or lent from a spare buffer / copied (copy=True), and infos
+      batched from [shared: control] and the replies
 
 What each worker is doing, as the main process sees it (``inflight``)::
 
@@ -28,8 +30,8 @@ With ``copy=True``, observation arrays are not copied: each step writes one of a
 and lends it to the caller until the caller drops it (see ``vecspaces.vector._async.lending``).
 
 Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils``):
-observations, actions, rewards and flags. Only what has no fixed size is pickled: non-empty infos, the
-variable-size leaves of observations and actions (Sequence, Graph, custom spaces without a layout), call results
+observations, actions, rewards, flags and infos of plain numbers (``info_slots``). Only what has no fixed size
+is pickled: other infos, the variable-size leaves of observations and actions (Sequence, Graph, custom spaces without a layout), call results
 and errors, and the arguments of reset, call and set_attr. With ``shared_memory=False`` whole observations travel
 through the pipe instead.
 
@@ -42,7 +44,7 @@ what each worker is doing in ``inflight``;
 bookkeeping and the workers disagree; ``calls`` runs the Gymnasium-style call in progress; ``actions`` writes a
 batch of actions;
 ``observations`` reads the batch of observations and owns ``copy`` (``lending`` lends spare buffers, ``copies``
-copies); ``pool_mode`` holds the state of ``send``/``recv``; ``waiting`` polls or blocks.
+copies); ``info_slots`` carries infos of plain numbers in shared memory; ``pool_mode`` holds the state of ``send``/``recv``; ``waiting`` polls or blocks.
 ``vecspaces.vector.async_vector_env`` is the Gymnasium-facing facade over them.
 
 Failure semantics:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
+from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
 from vecspaces.vector._async.pool_mode import raise_env_errors
 from vecspaces.vector._async.protocol import Command, EnvError, Reply
-from vecspaces.vector.infos import add_info
 
 if TYPE_CHECKING:
     from vecspaces.vector._async.env_slice import EnvSlice
@@ -40,11 +40,12 @@ class CallCycle:
         local: the envs the main process steps itself, or None.
         num_envs: how many envs in all.
 
-    ``pool`` and ``observations`` are set once they exist.
+    ``pool``, ``observations`` and ``info_reader`` are set once they exist.
     """
 
     pool: WorkerPool
     observations: ObservationPath
+    info_reader: InfoReader
 
     def __init__(self, local: EnvSlice | None, num_envs: int) -> None:
         self.local = local
@@ -127,12 +128,9 @@ class CallCycle:
         self.replies[w] = reply
 
     def infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
-        """The batched infos of the replies, in env order."""
-        infos: dict[str, Any] = {}
-        for w in sorted(replies):
-            for index, info in sorted(replies[w].infos.items()):
-                add_info(infos, info, index, self.num_envs)
-        return infos
+        """The batched infos of the call just finished: those in shared memory and those in the replies."""
+        pickled = {index: info for reply in replies.values() for index, info in reply.infos.items()}
+        return self.info_reader.batch(pickled)
 
     def results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:
         """One result per env (of ``call`` or ``get_attr``)."""

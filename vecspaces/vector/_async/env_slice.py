@@ -10,6 +10,7 @@ from typing import Any
 
 from vecspaces._ops.memory_nodes import format_path
 from vecspaces.vector._async.copies import copied
+from vecspaces.vector._async.info_slots import InfoWriter
 from vecspaces.vector._async.protocol import ActionLeaves, Command, Reply, capture_error
 from vecspaces.vector._async.shared import Control, SharedStepMemory
 from vecspaces.vector._async.writers import observation_writers
@@ -33,8 +34,8 @@ class EnvSlice:
     """A contiguous slice of sub-envs and the commands they run, in a worker or in the main process.
 
     Both places run the same code, so an env behaves the same wherever it lives. A command returns a
-    :class:`Reply` only when there is something to send back (infos, variable-size leaves, results, errors):
-    most steps send nothing but the completion signal.
+    :class:`Reply` only when there is something to send back (infos that are not plain numbers, variable-size leaves,
+    results, errors): most steps send nothing but the completion signal, their infos being in shared memory.
 
     Args:
         env_indices: the envs' indices in the vector env.
@@ -76,6 +77,7 @@ class EnvSlice:
         self.stepping = self.control.stepping[envs_slice]
         self.generation = self.control.generation
         self.read_actions = _action_reader(memory.actions, envs_slice)
+        self.info_writer = InfoWriter(self.control.info_layouts, self.control.info_values, env_indices)
         # One writer per observation buffer; the main process says which one a command writes.
         self.writers = observation_writers(memory.observations)
         # What an error calls the observation's parts that travel by pipe, e.g. obs['bag'].
@@ -134,10 +136,12 @@ class EnvSlice:
                 truncations[position] = truncated
                 variable = write(runner.index, obs)
             except self.env_errors as error:
+                self.info_writer.clear(position)
                 if reply is None:
                     reply = Reply()
                 reply.errors.append(capture_error(error, runner.index, "step"))
                 continue
+            info = self.info_writer.put(position, info)
             if variable or info:
                 if reply is None:
                     reply = Reply()
@@ -145,7 +149,7 @@ class EnvSlice:
                     reply.variable[runner.index] = variable
                 if info:
                     reply.infos[runner.index] = info
-        return reply
+        return self._announce(reply)
 
     def reset(self, arguments: tuple[list[int | None], dict[str, Any] | None, list[bool]]) -> Reply | None:
         """Reset the selected envs of the slice with their seeds and the shared options."""
@@ -153,6 +157,7 @@ class EnvSlice:
         reply = Reply()
         write = self.writers[self.generation[0]]
         for position, (runner, seed, selected) in enumerate(zip(self.runners, seeds, mask, strict=True)):
+            self.info_writer.clear(position)
             if not selected:
                 continue
             i = runner.index
@@ -163,10 +168,20 @@ class EnvSlice:
                 variable = write(i, obs)
                 if variable:
                     reply.variable[i] = variable
+                info = self.info_writer.put(position, info)
                 if info:
                     reply.infos[i] = info
             except self.env_errors as error:
                 reply.errors.append(capture_error(error, i, "reset"))
+        return self._announce(reply)
+
+    def _announce(self, reply: Reply | None) -> Reply | None:
+        """``reply`` with the info layouts the main process has yet to learn (a new reply if needed)."""
+        layouts = self.info_writer.announcements()
+        if layouts:
+            if reply is None:
+                reply = Reply()
+            reply.info_layouts.update(layouts)
         return reply
 
     def call(self, arguments: tuple[str, tuple[Any, ...], dict[str, Any]]) -> Reply:

@@ -27,6 +27,7 @@ import cloudpickle
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
 from vecspaces.vector._async.inflight import InFlight
+from vecspaces.vector._async.info_slots import learn
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.processes import describe_death, describe_process, span, stop_processes
 from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
@@ -372,7 +373,9 @@ class WorkerPool:
             data = connection.recv_bytes()
         except (EOFError, OSError):  # it died in the middle of the message
             raise _DiedSending from None
-        return load_reply(data, self.slices[w], command.name.lower())
+        reply = load_reply(data, self.slices[w], command.name.lower())
+        learn(reply.info_layouts)
+        return reply
 
     def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> bool:
         """Take one completion count (True), first paying counts owed for workers already taken.

@@ -90,18 +90,21 @@ class Reply:
 
     Attributes:
         results: per-env results of a call/get_attr, keyed by env index.
-        infos: non-empty info dicts of a reset or step, keyed by env index.
+        infos: non-empty info dicts of a reset or step that are not in shared memory, keyed by env index.
         variable: values of the observation's variable-size leaves, keyed by env index.
         errors: the errors raised while running the command.
+        info_layouts: the layouts of infos in shared memory that this worker uses for the first time, by id
+            (see ``vecspaces.vector._async.info_slots``).
     """
 
     results: dict[int, Any] = field(default_factory=dict)
     infos: dict[int, dict[str, Any]] = field(default_factory=dict)
     variable: dict[int, list[Any]] = field(default_factory=dict)
     errors: list[EnvError] = field(default_factory=list)
+    info_layouts: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.results or self.infos or self.variable or self.errors)
+        return bool(self.results or self.infos or self.variable or self.errors or self.info_layouts)
 
 
 @dataclass(frozen=True)

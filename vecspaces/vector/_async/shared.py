@@ -11,7 +11,8 @@ part               contents
                    worker: the command code (int32), whether it finished it and whether a reply follows in
                    the pipe (int8), whether it holds a concurrency permit (int8); which observation buffer
                    the current command writes (int32); whether every wait blocks without polling (int8, set by
-                   the main process's :class:`~vecspaces.vector._async.waiting.TrialSpin`)
+                   the main process's :class:`~vecspaces.vector._async.waiting.TrialSpin`); per env, the
+                   layout of its info and the info's numbers (see ``vecspaces.vector._async.info_slots``)
 =================  =======================================================================================
 
 Observations and actions are laid out with ``custom_as_variable=True``: a leaf with no fixed size (Sequence,
@@ -34,12 +35,15 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces.spaces import Box, Dict, Space
+from vecspaces.vector._async.info_slots import MAX_INFO_VALUES
 from vecspaces.vector._async.lending import buffers_needed
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector.utils.shared_batch import SharedBatch
 from vecspaces.vector.utils.shared_layout import SLOT_ALIGNMENT, SharedLayout, check_room
 
 __all__ = ["Control", "SharedStepMemory"]
+
+_INT64 = np.iinfo(np.int64)
 
 
 @dataclass
@@ -56,6 +60,8 @@ class Control:
     generation: npt.NDArray[np.int32]
     permits: npt.NDArray[np.int8]
     blocking: npt.NDArray[np.int8]
+    info_layouts: npt.NDArray[np.int64]
+    info_values: npt.NDArray[np.int64]
 
 
 def _control_space(num_envs: int, num_workers: int) -> Dict:
@@ -71,6 +77,9 @@ def _control_space(num_envs: int, num_workers: int) -> Dict:
         # One more than the workers: the main process's own envs.
         permits=Box(0, 1, (num_workers + 1,), np.int8),
         blocking=Box(0, 1, (1,), np.int8),
+        # Per env, the infos of plain numbers (see vecspaces.vector._async.info_slots).
+        info_layouts=Box(_INT64.min, _INT64.max, (num_envs,), np.int64),
+        info_values=Box(_INT64.min, _INT64.max, (num_envs, MAX_INFO_VALUES), np.int64),
     )
 
 

@@ -160,13 +160,24 @@ class _Worker:
                 return
 
     def finish(self, reply: Reply | None, command: Command, arguments: Any) -> None:
-        """Signal completion, then send the reply (after: a large reply must not block before main reads)."""
+        """Send the reply and signal completion.
+
+        A small reply is sent first, so that the main process finds it as soon as it wakes up (one wake-up, not
+        two); a large one after, so that it cannot fill the channel and block before the main process reads.
+        """
         payload = _serialise(reply, _activity(command, arguments), self.envs.variable_names) if reply else None
+        sent_first = payload is not None and len(payload) <= SMALL_REPLY_BYTES
+        if sent_first:
+            self.connection.send_bytes(payload)
         self.control.has_reply[self.index] = payload is not None
         self.control.finished[self.index] = 1
         self.config.completions.release()
-        if payload is not None:
+        if payload is not None and not sent_first:
             self.connection.send_bytes(payload)
+
+
+# Fits any socket pair's buffer (8 KiB on macOS, more on Linux) with the channel empty, as it is at a reply.
+SMALL_REPLY_BYTES = 4096
 
 
 def _check_parent() -> None:

@@ -1,0 +1,216 @@
+"""Info dicts of plain numbers, carried in shared memory instead of pickled through the pipes.
+
+Most envs return the same few numbers in every step's info (ALE: ``lives``, ``episode_frame_number``,
+``frame_number``; MuJoCo: positions, velocities, reward terms). Pickled, sent, unpickled and batched in the main
+process, they cost several times what the rest of a step costs there, all of it while the workers wait. So an
+env slice writes such an info into its env's row of ``info_values`` (one 8-byte slot per key) and the row's
+*layout*, its keys and the kind of each value, into ``info_layouts``; the main process batches the rows with a
+few numpy operations, to exactly what :func:`~vecspaces.vector.infos.add_info` makes of the dicts.
+
+A layout is named by a hash of its content, so the ids mean the same in every process. A worker announces each
+layout it uses to the main process once, in the reply of the first command that uses it (``Reply.info_layouts``);
+the main process learns it before it reads any row of that layout. An info with anything else (a nested dict, an
+array, a string, more than ``MAX_INFO_VALUES`` keys) travels pickled, as before: its row's layout is 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vecspaces.vector.infos import add_info
+
+__all__ = ["MAX_INFO_VALUES", "InfoReader", "InfoWriter", "Layout", "learn"]
+
+# Keys per info that fit in shared memory (MuJoCo's richest infos have about ten).
+MAX_INFO_VALUES = 16
+
+# An info's keys with the kind of each value: "bool", "int", "float" for Python's scalars (which batch as
+# Gymnasium batches them), else a numpy scalar's dtype string.
+Layout = tuple[tuple[str, str], ...]
+
+# Every layout this process knows, by id (content-addressed, so one registry serves every pool).
+_KNOWN: dict[int, Layout] = {}
+
+# A Python int batches as np.asarray(int) does: the fast path stores it as int64, so only where that is the
+# default integer (everywhere but Windows with numpy 1.x).
+_PYTHON_INT_IS_INT64 = np.asarray(0).dtype == np.int64
+_PYTHON_KINDS = {bool: "bool", float: "float", int: "int"}
+_DTYPES = {"bool": np.dtype(np.bool_), "int": np.dtype(np.int64), "float": np.dtype(np.float64)}
+
+
+def _kind(value: Any) -> str | None:
+    """How ``value`` is stored, or None if it is not a number that fits a slot exactly."""
+    kind = _PYTHON_KINDS.get(type(value))
+    if kind is not None:
+        if kind == "int" and not (_PYTHON_INT_IS_INT64 and -(2**63) <= value < 2**63):
+            return None
+        return kind
+    if isinstance(value, (np.bool_, np.integer, np.floating)):
+        dtype = value.dtype
+        if dtype.itemsize <= 8 and dtype != np.uint64:  # float64 holds every float up to 8 bytes exactly
+            return str(dtype.str)
+    return None
+
+
+def _dtype(kind: str) -> np.dtype[Any]:
+    dtype = _DTYPES.get(kind)
+    return np.dtype(kind) if dtype is None else dtype
+
+
+def _is_float(kind: str) -> bool:
+    return _dtype(kind).kind == "f"
+
+
+def _layout_id(layout: Layout) -> int:
+    digest = hashlib.blake2b(repr(layout).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True) or 1  # 0 means "no layout"
+
+
+def learn(layouts: dict[int, Layout]) -> None:
+    """Know the layouts a worker announced."""
+    _KNOWN.update(layouts)
+
+
+class InfoWriter:
+    """An env slice's side: writes its envs' infos into their rows when they fit.
+
+    Args:
+        layouts: the pool's ``info_layouts`` (one id per env).
+        values: the pool's ``info_values`` (one row of slots per env).
+        env_indices: the slice's envs.
+    """
+
+    def __init__(self, layouts: npt.NDArray[np.int64], values: npt.NDArray[np.int64], env_indices: range) -> None:
+        rows = slice(env_indices.start, env_indices.stop)
+        self.layouts = layouts[rows]
+        self.ints = values[rows]
+        self.floats = values.view(np.float64)[rows]
+        self.ids: dict[Layout, int] = {}
+        self.unannounced: dict[int, Layout] = {}
+
+    def put(self, position: int, info: dict[str, Any]) -> dict[str, Any]:
+        """Write the info of the slice's env at ``position`` into its row; return what is left to pickle.
+
+        Returns:
+            ``{}`` when the info is empty or now in shared memory, else ``info`` itself.
+        """
+        layout = self._layout(info) if info else None
+        if layout is None:
+            self.layouts[position] = 0
+            return info
+        layout_id = self.ids.get(layout)
+        if layout_id is None:
+            layout_id = self.ids[layout] = _layout_id(layout)
+            self.unannounced[layout_id] = layout
+            _KNOWN[layout_id] = layout  # for the main process's own envs, which announce to no one
+        ints, floats = self.ints[position], self.floats[position]
+        for slot, ((_, kind), value) in enumerate(zip(layout, info.values(), strict=True)):
+            if _is_float(kind):
+                floats[slot] = value
+            else:
+                ints[slot] = value
+        self.layouts[position] = layout_id
+        return {}
+
+    def clear(self, position: int) -> None:
+        """The env at ``position`` has no info in its row (it raised, or was not reset)."""
+        self.layouts[position] = 0
+
+    def announcements(self) -> dict[int, Layout]:
+        """The layouts used since the last call and never announced (to send with the reply)."""
+        announced, self.unannounced = self.unannounced, {}
+        return announced
+
+    @staticmethod
+    def _layout(info: dict[str, Any]) -> Layout | None:
+        if len(info) > MAX_INFO_VALUES:
+            return None
+        layout = []
+        for key, value in info.items():
+            kind = _kind(value)
+            if kind is None or type(key) is not str:
+                return None
+            layout.append((key, kind))
+        return tuple(layout)
+
+
+class InfoReader:
+    """The main process's side: batches the infos in the envs' rows with the pickled ones.
+
+    Args:
+        layouts: the pool's ``info_layouts``.
+        values: the pool's ``info_values``.
+    """
+
+    def __init__(self, layouts: npt.NDArray[np.int64], values: npt.NDArray[np.int64]) -> None:
+        self.layouts = layouts
+        self.ints = values
+        self.floats = values.view(np.float64)
+
+    def batch(self, pickled: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        """The batched infos of every env: those in their rows, and the ``pickled`` ones (by env index).
+
+        Example:
+            >>> layouts, values = np.zeros(2, np.int64), np.zeros((2, MAX_INFO_VALUES), np.int64)
+            >>> InfoWriter(layouts, values, range(2)).put(1, {"lives": 3})
+            {}
+            >>> InfoReader(layouts, values).batch({})
+            {'lives': array([0, 3]), '_lives': array([False,  True])}
+        """
+        ids = self.layouts
+        present = ids != 0
+        if not present.any():
+            return _batched(pickled, len(ids)) if pickled else {}
+        first = ids[present.argmax()]
+        if not pickled and (ids[present] == first).all():
+            return self._batch_one_layout(_KNOWN[int(first)], present)
+        infos = dict(pickled)
+        for index in np.flatnonzero(present):
+            infos[int(index)] = self.info(int(index))
+        return _batched(infos, len(ids))
+
+    def info(self, env_index: int) -> dict[str, Any]:
+        """Env ``env_index``'s info as the env returned it, from its row (``{}`` if its row has none)."""
+        layout_id = int(self.layouts[env_index])
+        if not layout_id:
+            return {}
+        ints, floats = self.ints[env_index], self.floats[env_index]
+        info: dict[str, Any] = {}
+        for slot, (key, kind) in enumerate(_KNOWN[layout_id]):
+            value = floats[slot] if _is_float(kind) else ints[slot]
+            info[key] = _as_kind(value, kind)
+        return info
+
+    def _batch_one_layout(self, layout: Layout, present: npt.NDArray[np.bool_]) -> dict[str, Any]:
+        """Every env with an info has this layout: each key's column, zero where absent, and its mask."""
+        infos: dict[str, Any] = {}
+        everywhere = bool(present.all())
+        for slot, (key, kind) in enumerate(layout):
+            source = self.floats if _is_float(kind) else self.ints
+            column = source[:, slot].astype(_dtype(kind))
+            if not everywhere:
+                column[~present] = 0
+            infos[key] = column
+            infos["_" + key] = present.copy()
+        return infos
+
+
+def _as_kind(value: np.generic, kind: str) -> Any:
+    if kind == "bool":
+        return bool(value)
+    if kind == "int":
+        return int(value)
+    if kind == "float":
+        return float(value)
+    return _dtype(kind).type(value)
+
+
+def _batched(infos: dict[int, dict[str, Any]], num_envs: int) -> dict[str, Any]:
+    batched: dict[str, Any] = {}
+    for index in sorted(infos):
+        add_info(batched, infos[index], index, num_envs)
+    return batched
