@@ -61,22 +61,27 @@ def assert_identical(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
             np.testing.assert_array_equal(actual, expected)
 
 
-@given(st.lists(infos, min_size=1, max_size=5))
-def test_rows_and_pickled_infos_batch_exactly_as_the_dicts_do(env_infos: list[dict[str, Any]]) -> None:
-    num_envs = len(env_infos)
-    # Rows left over from an earlier step: what an env without an info this step must not show.
+@given(st.integers(1, 5).flatmap(lambda n: st.lists(st.lists(infos, min_size=n, max_size=n), min_size=1, max_size=3)))
+def test_rows_and_pickled_infos_batch_exactly_as_the_dicts_do(steps: list[list[dict[str, Any]]]) -> None:
+    num_envs = len(steps[0])
+    # Rows of garbage, as an earlier step leaves them: an env without an info in its row must not show them.
     layouts, values = np.zeros(num_envs, np.int64), np.full((num_envs, MAX_INFO_VALUES), 7, np.int64)
     writer, reader = InfoWriter(layouts, values, range(num_envs)), InfoReader(layouts, values)
-    pickled = {}
-    for index, info in enumerate(env_infos):
-        left = writer.put(index, info)
-        if left:
-            pickled[index] = left
-        else:  # in its row: read back as the env returned it, value types included
-            back = reader.info(index)
-            assert list(back) == list(info)
-            assert all(type(back[key]) is type(value) and back[key] == value for key, value in info.items())
-    assert_identical(reader.batch(pickled), reference(env_infos))
+    for env_infos in steps:
+        pickled = {}
+        for index, info in enumerate(env_infos):
+            if not info:
+                writer.clear(index)
+                continue
+            left = writer.put(index, info)
+            reader.learn(writer.announcements())
+            if left:
+                pickled[index] = left
+            else:  # in its row: read back as the env returned it, value types included
+                back = reader.info(index)
+                assert list(back) == list(info)
+                assert all(type(back[key]) is type(value) and back[key] == value for key, value in info.items())
+        assert_identical(reader.batch(pickled), reference(env_infos))
 
 
 def test_what_does_not_fit_a_row_is_left_to_pickle() -> None:

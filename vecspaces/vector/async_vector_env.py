@@ -25,7 +25,6 @@ from vecspaces.vector._arguments import env_factories, seeds_per_env, split_rese
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
-from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
 from vecspaces.vector._async.processes import stop_processes
@@ -216,7 +215,6 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._calls.errors
         )
         self._calls.observations = self._observations
-        self._calls.info_reader = InfoReader(self._control.info_layouts, self._control.info_values)
         self._gate.pool_mode = self._pool_mode
         self._all_envs = range(self.num_envs)
         # Where step() writes actions when it can take its shortest path (see _step_plainly), else None.

@@ -31,9 +31,9 @@ and lends it to the caller until the caller drops it (see ``vecspaces.vector._as
 
 Everything of fixed size travels through shared memory, laid out once (see ``vecspaces.vector.utils``):
 observations, actions, rewards, flags and infos of plain numbers (``info_slots``). Only what has no fixed size
-is pickled: other infos, the variable-size leaves of observations and actions (Sequence, Graph, custom spaces without a layout), call results
-and errors, and the arguments of reset, call and set_attr. With ``shared_memory=False`` whole observations travel
-through the pipe instead.
+is pickled: other infos, the variable-size leaves of observations and actions (Sequence, Graph, custom spaces
+without a layout), call results and errors, and the arguments of reset, call and set_attr. With
+``shared_memory=False`` whole observations travel through the pipe instead.
 
 The pieces, each with one job: ``options`` checks the constructor's options; ``startup`` builds the pool from
 them; ``shared`` lays out the shared memory; ``pool`` starts, commands, waits for and restarts the worker
@@ -44,7 +44,8 @@ what each worker is doing in ``inflight``;
 bookkeeping and the workers disagree; ``calls`` runs the Gymnasium-style call in progress; ``actions`` writes a
 batch of actions;
 ``observations`` reads the batch of observations and owns ``copy`` (``lending`` lends spare buffers, ``copies``
-copies); ``info_slots`` carries infos of plain numbers in shared memory; ``pool_mode`` holds the state of ``send``/``recv``; ``waiting`` polls or blocks.
+copies); ``info_slots`` carries infos of plain numbers in shared memory; ``pool_mode`` holds the state of
+``send``/``recv``; ``waiting`` polls or blocks.
 ``vecspaces.vector.async_vector_env`` is the Gymnasium-facing facade over them.
 
 Failure semantics:

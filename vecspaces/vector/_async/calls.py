@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 
-from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
@@ -40,12 +39,11 @@ class CallCycle:
         local: the envs the main process steps itself, or None.
         num_envs: how many envs in all.
 
-    ``pool``, ``observations`` and ``info_reader`` are set once they exist.
+    ``pool`` and ``observations`` are set once they exist.
     """
 
     pool: WorkerPool
     observations: ObservationPath
-    info_reader: InfoReader
 
     def __init__(self, local: EnvSlice | None, num_envs: int) -> None:
         self.local = local
@@ -90,7 +88,10 @@ class CallCycle:
             local_command, local_arguments = self._local_pending
             self._local_pending = None
             assert self.local is not None
-            self._receive(LOCAL, self.local.handle(local_command, local_arguments))
+            reply = self.local.handle(local_command, local_arguments)
+            if reply is not None:
+                self.pool.info_reader.learn(reply.info_layouts)
+            self._receive(LOCAL, reply)
         pool = self.pool
         pool.collect_all(call, timeout)
         checkpoint()  # a Ctrl-C that came during the wait is raised before the results are taken, not after
@@ -130,7 +131,7 @@ class CallCycle:
     def infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
         """The batched infos of the call just finished: those in shared memory and those in the replies."""
         pickled = {index: info for reply in replies.values() for index, info in reply.infos.items()}
-        return self.info_reader.batch(pickled)
+        return self.pool.info_reader.batch(pickled)
 
     def results(self, replies: dict[int, Reply]) -> tuple[Any, ...]:
         """One result per env (of ``call`` or ``get_attr``)."""

@@ -141,7 +141,10 @@ class EnvSlice:
                     reply = Reply()
                 reply.errors.append(capture_error(error, runner.index, "step"))
                 continue
-            info = self.info_writer.put(position, info)
+            if info:
+                info = self.info_writer.put(position, info)
+            else:
+                self.info_writer.clear(position)
             if variable or info:
                 if reply is None:
                     reply = Reply()
@@ -168,7 +171,8 @@ class EnvSlice:
                 variable = write(i, obs)
                 if variable:
                     reply.variable[i] = variable
-                info = self.info_writer.put(position, info)
+                if info:
+                    info = self.info_writer.put(position, info)
                 if info:
                     reply.infos[i] = info
             except self.env_errors as error:

@@ -7,10 +7,11 @@ env slice writes such an info into its env's row of ``info_values`` (one 8-byte 
 *layout*, its keys and the kind of each value, into ``info_layouts``; the main process batches the rows with a
 few numpy operations, to exactly what :func:`~vecspaces.vector.infos.add_info` makes of the dicts.
 
-A layout is named by a hash of its content, so the ids mean the same in every process. A worker announces each
-layout it uses to the main process once, in the reply of the first command that uses it (``Reply.info_layouts``);
-the main process learns it before it reads any row of that layout. An info with anything else (a nested dict, an
-array, a string, more than ``MAX_INFO_VALUES`` keys) travels pickled, as before: its row's layout is 0.
+A layout is named by a hash of its content, so the ids mean the same in every process. An env slice announces
+each layout it uses once, in the reply of the first command that uses it (``Reply.info_layouts``); the main
+process learns it before it reads any row of that layout, and reads no row at all before it learnt one. An info
+with anything else (a nested dict, an array, a string, more than ``MAX_INFO_VALUES`` keys) travels pickled, as
+before: its row's layout is 0.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy.typing as npt
 
 from vecspaces.vector.infos import add_info
 
-__all__ = ["MAX_INFO_VALUES", "InfoReader", "InfoWriter", "Layout", "learn"]
+__all__ = ["MAX_INFO_VALUES", "InfoReader", "InfoWriter", "Layout"]
 
 # Keys per info that fit in shared memory (MuJoCo's richest infos have about ten).
 MAX_INFO_VALUES = 16
@@ -31,9 +32,6 @@ MAX_INFO_VALUES = 16
 # An info's keys with the kind of each value: "bool", "int", "float" for Python's scalars (which batch as
 # Gymnasium batches them), else a numpy scalar's dtype string.
 Layout = tuple[tuple[str, str], ...]
-
-# Every layout this process knows, by id (content-addressed, so one registry serves every pool).
-_KNOWN: dict[int, Layout] = {}
 
 # A Python int batches as np.asarray(int) does: the fast path stores it as int64, so only where that is the
 # default integer (everywhere but Windows with numpy 1.x).
@@ -70,11 +68,6 @@ def _layout_id(layout: Layout) -> int:
     return int.from_bytes(digest, "little", signed=True) or 1  # 0 means "no layout"
 
 
-def learn(layouts: dict[int, Layout]) -> None:
-    """Know the layouts a worker announced."""
-    _KNOWN.update(layouts)
-
-
 class InfoWriter:
     """An env slice's side: writes its envs' infos into their rows when they fit.
 
@@ -89,24 +82,24 @@ class InfoWriter:
         self.layouts = layouts[rows]
         self.ints = values[rows]
         self.floats = values.view(np.float64)[rows]
+        self.in_row = [False] * len(env_indices)  # whether each env's row holds an info (saves writing 0s)
         self.ids: dict[Layout, int] = {}
         self.unannounced: dict[int, Layout] = {}
 
     def put(self, position: int, info: dict[str, Any]) -> dict[str, Any]:
-        """Write the info of the slice's env at ``position`` into its row; return what is left to pickle.
+        """Write the non-empty info of the slice's env at ``position`` into its row; return what is left to pickle.
 
         Returns:
-            ``{}`` when the info is empty or now in shared memory, else ``info`` itself.
+            ``{}`` when the info is now in shared memory, else ``info`` itself.
         """
-        layout = self._layout(info) if info else None
+        layout = self._layout(info)
         if layout is None:
-            self.layouts[position] = 0
+            self.clear(position)
             return info
         layout_id = self.ids.get(layout)
         if layout_id is None:
             layout_id = self.ids[layout] = _layout_id(layout)
             self.unannounced[layout_id] = layout
-            _KNOWN[layout_id] = layout  # for the main process's own envs, which announce to no one
         ints, floats = self.ints[position], self.floats[position]
         for slot, ((_, kind), value) in enumerate(zip(layout, info.values(), strict=True)):
             if _is_float(kind):
@@ -114,11 +107,14 @@ class InfoWriter:
             else:
                 ints[slot] = value
         self.layouts[position] = layout_id
+        self.in_row[position] = True
         return {}
 
     def clear(self, position: int) -> None:
-        """The env at ``position`` has no info in its row (it raised, or was not reset)."""
-        self.layouts[position] = 0
+        """The env at ``position`` has no info in its row (none, or it raised, or it was not reset)."""
+        if self.in_row[position]:
+            self.layouts[position] = 0
+            self.in_row[position] = False
 
     def announcements(self) -> dict[int, Layout]:
         """The layouts used since the last call and never announced (to send with the reply)."""
@@ -150,24 +146,31 @@ class InfoReader:
         self.layouts = layouts
         self.ints = values
         self.floats = values.view(np.float64)
+        self.known: dict[int, Layout] = {}
+
+    def learn(self, layouts: dict[int, Layout]) -> None:
+        """Know the layouts an env slice announced."""
+        self.known.update(layouts)
 
     def batch(self, pickled: dict[int, dict[str, Any]]) -> dict[str, Any]:
         """The batched infos of every env: those in their rows, and the ``pickled`` ones (by env index).
 
         Example:
             >>> layouts, values = np.zeros(2, np.int64), np.zeros((2, MAX_INFO_VALUES), np.int64)
-            >>> InfoWriter(layouts, values, range(2)).put(1, {"lives": 3})
+            >>> writer, reader = InfoWriter(layouts, values, range(2)), InfoReader(layouts, values)
+            >>> writer.put(1, {"lives": 3})
             {}
-            >>> InfoReader(layouts, values).batch({})
+            >>> reader.learn(writer.announcements())
+            >>> reader.batch({})
             {'lives': array([0, 3]), '_lives': array([False,  True])}
         """
         ids = self.layouts
-        present = ids != 0
-        if not present.any():
+        if not self.known or not ids.any():  # no env has announced a layout yet: no row can hold an info
             return _batched(pickled, len(ids)) if pickled else {}
+        present = ids != 0
         first = ids[present.argmax()]
         if not pickled and (ids[present] == first).all():
-            return self._batch_one_layout(_KNOWN[int(first)], present)
+            return self._batch_one_layout(self.known[int(first)], present)
         infos = dict(pickled)
         for index in np.flatnonzero(present):
             infos[int(index)] = self.info(int(index))
@@ -180,7 +183,7 @@ class InfoReader:
             return {}
         ints, floats = self.ints[env_index], self.floats[env_index]
         info: dict[str, Any] = {}
-        for slot, (key, kind) in enumerate(_KNOWN[layout_id]):
+        for slot, (key, kind) in enumerate(self.known[layout_id]):
             value = floats[slot] if _is_float(kind) else ints[slot]
             info[key] = _as_kind(value, kind)
         return info

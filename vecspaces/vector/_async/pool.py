@@ -27,7 +27,7 @@ import cloudpickle
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
 from vecspaces.vector._async.inflight import InFlight
-from vecspaces.vector._async.info_slots import learn
+from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.processes import describe_death, describe_process, span, stop_processes
 from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
@@ -79,6 +79,8 @@ class WorkerPool:
         self.slices = slices
         self.memory = memory
         self.control = memory.control()
+        # The infos in shared memory, and the layouts the workers announced (see info_slots).
+        self.info_reader = InfoReader(self.control.info_layouts, self.control.info_values)
         self.autoreset_mode = autoreset_mode
         self.daemon = daemon
         self.target = target
@@ -374,7 +376,7 @@ class WorkerPool:
         except (EOFError, OSError):  # it died in the middle of the message
             raise _DiedSending from None
         reply = load_reply(data, self.slices[w], command.name.lower())
-        learn(reply.info_layouts)
+        self.info_reader.learn(reply.info_layouts)
         return reply
 
     def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> bool:

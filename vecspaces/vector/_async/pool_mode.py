@@ -28,7 +28,6 @@ import numpy.typing as npt
 
 from vecspaces.error import InvalidValueError, NoAsyncCallError, message, show
 from vecspaces.vector._async.actions import ActionWriter
-from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
@@ -76,7 +75,6 @@ class PoolMode:
         self.queued: dict[int, list[int]] = {}  # per busy worker, the envs it starts next
         self.stepping: dict[int, list[int]] = {}  # per worker, the envs of its step
         self.infos: dict[int, dict[str, Any]] = {}  # per ready env, its step's info
-        self.info_reader = InfoReader(self.control.info_layouts, self.control.info_values)
 
     def active(self) -> bool:
         """Whether any env is not idle."""
@@ -167,7 +165,7 @@ class PoolMode:
                 if i not in failed:  # a failed env is idle again rather than ready
                     self.ready.append(i)
                     pickled = None if reply is None else reply.infos.get(i)
-                    self.infos[i] = pickled if pickled else self.info_reader.info(i)
+                    self.infos[i] = pickled if pickled else self.pool.info_reader.info(i)
             queued = self.queued.pop(w, None)
             if queued:
                 self._dispatch_step(w, queued, None)
