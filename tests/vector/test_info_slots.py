@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
+import signal
 from typing import Any
 
 import numpy as np
@@ -148,3 +150,14 @@ def test_pool_mode_returns_each_env_its_own_info() -> None:
                 counts[i] = 0 if counts[i] == 5 else counts[i] + 1  # after the last step, the reset step
             assert_identical(infos, reference(expected))
             envs.send(np.zeros(2, np.int64), env_ids)
+
+
+def test_a_restarted_worker_leaves_no_info_of_its_predecessor_in_the_rows() -> None:
+    env_fns = [functools.partial(ScriptedInfoEnv, label) for label in range(2)]
+    with AsyncVectorEnv(env_fns, num_workers=2, restart_workers=True, context="fork", timeout=20) as envs:
+        envs.reset(seed=0)
+        _, _, _, _, infos = envs.step(np.zeros(2, np.int64))
+        assert infos["_flag"].tolist() == [True, False]  # env 0's info is in its row
+        os.kill(envs.worker_info()[0]["pid"], signal.SIGKILL)
+        _, infos = envs.reset(options={"reset_mask": np.array([False, True])})  # env 0 is not reset
+    assert infos["_lives"].tolist() == [False, True] and infos["_flag"].tolist() == [False, True]

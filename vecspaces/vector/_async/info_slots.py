@@ -82,7 +82,10 @@ class InfoWriter:
         self.layouts = layouts[rows]
         self.ints = values[rows]
         self.floats = values.view(np.float64)[rows]
-        self.in_row = [False] * len(env_indices)  # whether each env's row holds an info (saves writing 0s)
+        # Whether each env's row holds an info, which saves writing 0 again and again. A restarted worker finds
+        # the rows as its predecessor left them: emptied here.
+        self.layouts[:] = 0
+        self.in_row = [False] * len(env_indices)
         self.ids: dict[Layout, int] = {}
         self.unannounced: dict[int, Layout] = {}
 
