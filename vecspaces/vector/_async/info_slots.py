@@ -17,6 +17,7 @@ before: its row's layout is 0.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ Layout = tuple[tuple[str, str], ...]
 # default integer (everywhere but Windows with numpy 1.x).
 _PYTHON_INT_IS_INT64 = np.asarray(0).dtype == np.int64
 _PYTHON_KINDS = {bool: "bool", float: "float", int: "int"}
-_DTYPES = {"bool": np.dtype(np.bool_), "int": np.dtype(np.int64), "float": np.dtype(np.float64)}
+_PYTHON_DTYPES = {"bool": np.dtype(np.bool_), "int": np.dtype(np.int64), "float": np.dtype(np.float64)}
 
 
 def _kind(value: Any) -> str | None:
@@ -52,15 +53,6 @@ def _kind(value: Any) -> str | None:
         if dtype.itemsize <= 8 and dtype != np.uint64:  # float64 holds every float up to 8 bytes exactly
             return str(dtype.str)
     return None
-
-
-def _dtype(kind: str) -> np.dtype[Any]:
-    dtype = _DTYPES.get(kind)
-    return np.dtype(kind) if dtype is None else dtype
-
-
-def _is_float(kind: str) -> bool:
-    return _dtype(kind).kind == "f"
 
 
 def _layout_id(layout: Layout) -> int:
@@ -86,7 +78,7 @@ class InfoWriter:
         # the rows as its predecessor left them: emptied here.
         self.layouts[:] = 0
         self.in_row = [False] * len(env_indices)
-        self.ids: dict[Layout, int] = {}
+        self.ids: dict[Layout, tuple[int, tuple[bool, ...]]] = {}  # per layout: its id, which slots hold floats
         self.unannounced: dict[int, Layout] = {}
 
     def put(self, position: int, info: dict[str, Any]) -> dict[str, Any]:
@@ -99,13 +91,14 @@ class InfoWriter:
         if layout is None:
             self.clear(position)
             return info
-        layout_id = self.ids.get(layout)
-        if layout_id is None:
-            layout_id = self.ids[layout] = _layout_id(layout)
-            self.unannounced[layout_id] = layout
+        known = self.ids.get(layout)
+        if known is None:
+            known = self.ids[layout] = (_layout_id(layout), tuple(column.is_float for column in _columns(layout)))
+            self.unannounced[known[0]] = layout
+        layout_id, is_float = known
         ints, floats = self.ints[position], self.floats[position]
-        for slot, ((_, kind), value) in enumerate(zip(layout, info.values(), strict=True)):
-            if _is_float(kind):
+        for slot, (in_floats, value) in enumerate(zip(is_float, info.values(), strict=True)):
+            if in_floats:
                 floats[slot] = value
             else:
                 ints[slot] = value
@@ -149,11 +142,13 @@ class InfoReader:
         self.layouts = layouts
         self.ints = values
         self.floats = values.view(np.float64)
-        self.known: dict[int, Layout] = {}
+        self.known: dict[int, tuple[_Column, ...]] = {}
 
     def learn(self, layouts: dict[int, Layout]) -> None:
         """Know the layouts an env slice announced."""
-        self.known.update(layouts)
+        for layout_id, layout in layouts.items():
+            if layout_id not in self.known:
+                self.known[layout_id] = _columns(layout)
 
     def batch(self, pickled: dict[int, dict[str, Any]]) -> dict[str, Any]:
         """The batched infos of every env: those in their rows, and the ``pickled`` ones (by env index).
@@ -186,33 +181,49 @@ class InfoReader:
             return {}
         ints, floats = self.ints[env_index], self.floats[env_index]
         info: dict[str, Any] = {}
-        for slot, (key, kind) in enumerate(self.known[layout_id]):
-            value = floats[slot] if _is_float(kind) else ints[slot]
-            info[key] = _as_kind(value, kind)
+        for slot, column in enumerate(self.known[layout_id]):
+            info[column.key] = column.as_value(floats[slot] if column.is_float else ints[slot])
         return info
 
-    def _batch_one_layout(self, layout: Layout, present: npt.NDArray[np.bool_]) -> dict[str, Any]:
+    def _batch_one_layout(self, columns: tuple[_Column, ...], present: npt.NDArray[np.bool_]) -> dict[str, Any]:
         """Every env with an info has this layout: each key's column, zero where absent, and its mask."""
         infos: dict[str, Any] = {}
         everywhere = bool(present.all())
-        for slot, (key, kind) in enumerate(layout):
-            source = self.floats if _is_float(kind) else self.ints
-            column = source[:, slot].astype(_dtype(kind))
+        for slot, column in enumerate(columns):
+            values = (self.floats if column.is_float else self.ints)[:, slot].astype(column.dtype)
             if not everywhere:
-                column[~present] = 0
-            infos[key] = column
-            infos["_" + key] = present.copy()
+                values[~present] = 0
+            infos[column.key] = values
+            infos["_" + column.key] = present.copy()
         return infos
 
 
-def _as_kind(value: np.generic, kind: str) -> Any:
-    if kind == "bool":
-        return bool(value)
-    if kind == "int":
-        return int(value)
-    if kind == "float":
-        return float(value)
-    return _dtype(kind).type(value)
+@dataclass(frozen=True)
+class _Column:
+    """One key of a layout: its batched dtype, whether its slot holds a float, and how a value is rebuilt."""
+
+    key: str
+    kind: str
+    dtype: np.dtype[Any]
+    is_float: bool
+
+    def as_value(self, stored: np.generic) -> Any:
+        """The value as the env returned it: a Python scalar, or a numpy scalar of its dtype."""
+        if self.kind == "bool":
+            return bool(stored)
+        if self.kind == "int":
+            return int(stored)
+        if self.kind == "float":
+            return float(stored)
+        return self.dtype.type(stored)
+
+
+def _columns(layout: Layout) -> tuple[_Column, ...]:
+    columns = []
+    for key, kind in layout:
+        dtype = _PYTHON_DTYPES.get(kind) or np.dtype(kind)
+        columns.append(_Column(key, kind, dtype, dtype.kind == "f"))
+    return tuple(columns)
 
 
 def _batched(infos: dict[int, dict[str, Any]], num_envs: int) -> dict[str, Any]:
