@@ -28,6 +28,7 @@ __all__ = [
     "InvalidValueError",
     "NoAsyncCallError",
     "NotFlattenableError",
+    "PerformanceWarning",
     "SpaceMismatchError",
     "WaitTimeoutError",
     "WorkerDiedError",
@@ -107,6 +108,10 @@ class WaitTimeoutError(Error, TimeoutError, multiprocessing.TimeoutError):
 
 class SpaceMismatchError(Error, RuntimeError):
     """The sub-environments of a vector env have spaces that cannot be batched together."""
+
+
+class PerformanceWarning(UserWarning):
+    """A warning that something around vecspaces costs it speed; the message names the fix."""
 
 
 class EpisodeEndedError(Error, RuntimeError):

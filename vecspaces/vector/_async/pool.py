@@ -26,6 +26,7 @@ from typing import Any
 import cloudpickle
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
+from vecspaces.vector._async.busy_threads import BusyThreadsWatch
 from vecspaces.vector._async.inflight import InFlight
 from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
@@ -86,6 +87,7 @@ class WorkerPool:
         self.target = target
         self.spin_seconds = spin_seconds
         self.spin = TrialSpin(spin_seconds, self.control.blocking)
+        self.busy_threads = BusyThreadsWatch()
         self.cpus = cpus
         self.restart = restart
         self.restart_attempts = restart_attempts
@@ -331,9 +333,13 @@ class WorkerPool:
                 continue
             elapsed = time.perf_counter() - started
             left = WAIT_SLICE_SECONDS if timeout is None else min(WAIT_SLICE_SECONDS, timeout - elapsed)
-            if left > 0 and completions.acquire(timeout=left):
-                taken += 1
-                continue
+            if left > 0:
+                self.busy_threads.blocking()
+                acquired = completions.acquire(timeout=left)
+                self.busy_threads.unblocked()
+                if acquired:
+                    taken += 1
+                    continue
             inflight.owed -= taken
             return False
         inflight.owed = 0
@@ -399,7 +405,10 @@ class WorkerPool:
             wait = WAIT_SLICE_SECONDS
             if deadline is not None:
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
-            if self.completions.acquire(timeout=wait):
+            self.busy_threads.blocking()
+            acquired = self.completions.acquire(timeout=wait)
+            self.busy_threads.unblocked()
+            if acquired:
                 return True
             for w in sorted(inflight.running):
                 if not self.processes[w].is_alive():
