@@ -22,12 +22,13 @@ from tests.vector.envs import CountdownEnv, FaultyEnv, SleepyEnv, failing_factor
 from vecspaces.error import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
+    EpisodeEndedError,
     InvalidTypeError,
     InvalidValueError,
     WaitTimeoutError,
     WorkerDiedError,
 )
-from vecspaces.vector import SyncVectorEnv
+from vecspaces.vector import AutoresetMode, SyncVectorEnv
 from vecspaces.vector._async.protocol import RemoteTraceback
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("ray_cluster")]
@@ -218,6 +219,22 @@ def test_a_dead_agent_is_replaced_and_its_envs_report_the_restart(setup: str) ->
         assert obs[:, 0].tolist() == [5, 5, 0, 0]
         obs, *_ = envs.step(np.ones(4, dtype=np.int64))
         assert obs[:, 0].tolist() == [6, 6, 1, 1]
+
+
+def test_with_autoreset_disabled_a_restarted_env_must_be_reset_before_its_next_step() -> None:
+    with make(countdowns(4, length=100), restart_agents=True, autoreset_mode=AutoresetMode.DISABLED) as envs:
+        envs.reset(seed=0)
+        envs.step(np.ones(4, dtype=np.int64))
+        os.kill(agent_pid(envs, 1), signal.SIGKILL)
+        _, _, terminations, truncations, _ = envs.step(np.ones(4, dtype=np.int64))
+        assert truncations.tolist() == [False, False, True, True]
+        with pytest.raises(EpisodeEndedError, match="env 2 was stepped after its episode ended"):
+            envs.step(np.ones(4, dtype=np.int64))  # refused before anything is sent, as after any truncation
+        with pytest.raises(EpisodeEndedError, match="env 3"):
+            envs.send(np.ones(1, dtype=np.int64), [3])
+        envs.reset(options={"reset_mask": terminations | truncations})
+        obs, *_ = envs.step(np.ones(4, dtype=np.int64))
+        assert obs[:, 0].tolist() == [3, 3, 1, 1]
 
 
 def test_a_restart_in_pool_mode_reports_each_env_of_the_dead_agent_once() -> None:

@@ -242,6 +242,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._check_can_start("step_async")
         batch = self._action_batch(actions, self.num_envs)
         owed = self._owed
+        owed.check_steppable(range(self.num_envs))
         with DEFERRAL:
             self._start(AgentCommand.STEP)
             for agent in self._crew.agents:
@@ -356,6 +357,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._check_no_pending_call("send")
         ids = self._pool_mode.check_env_ids(env_ids)
         batch = self._action_batch(actions, len(ids))
+        self._owed.check_steppable(ids)
         with DEFERRAL:
             self._pool_mode.send(self._spaces.single_action_space, batch, ids)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from vecspaces.error import EpisodeEndedError, message
 from vecspaces.spaces import Space
 from vecspaces.vector.ray.batches import Rows
 from vecspaces.vector.vector_env import AutoresetMode
@@ -21,7 +22,8 @@ class OwedRows:
     A replacement's envs start reset. So each env's next step returns its restart row (the reset observation,
     reward 0, ``truncated``, ``info["worker_restarted"]``) without applying the action, and in NEXT_STEP mode the
     step after it is the reset step that follows any truncation (the same observation, reward 0, both flags
-    False). A reset of the env cancels what it is owed.
+    False); in DISABLED mode its next step is refused until it is reset, as after any truncation. A reset of the
+    env cancels what it is owed.
 
     Args:
         space: the single observation space.
@@ -32,6 +34,7 @@ class OwedRows:
         self.space = space
         self.mode = mode
         self.owed: dict[int, deque[Rows]] = {}
+        self.must_reset: set[int] = set()  # DISABLED mode: envs that reported their restart, not reset since
 
     def owe(self, env_ids: range, restart: tuple[Any, ...]) -> None:
         """Owe the envs ``env_ids`` their restart, from the replacement's restart rows (``RESTART_ROWS``)."""
@@ -58,9 +61,29 @@ class OwedRows:
             rows.append(owed.popleft())
             if not owed:
                 del self.owed[env]
+                if self.mode is AutoresetMode.DISABLED:
+                    self.must_reset.add(env)
         return Rows.join(self.space, rows)
+
+    def check_steppable(self, env_ids: Iterable[int]) -> None:
+        """Raise if one of ``env_ids`` reported its restart (a truncation) and, autoreset disabled, needs a reset.
+
+        Raises:
+            EpisodeEndedError: naming the first such env, as the local pool does.
+        """
+        ended = [env for env in env_ids if env in self.must_reset] if self.must_reset else []
+        if ended:
+            raise EpisodeEndedError(
+                message(
+                    f"env {ended[0]} was stepped after its episode ended (its agent was replaced)",
+                    expected="a reset before the next step when autoreset is disabled",
+                    got="a step",
+                    fix="call reset(options={'reset_mask': terminations | truncations}) first",
+                )
+            )
 
     def forget(self, env_ids: Iterable[int]) -> None:
         """The envs ``env_ids`` were reset: they are owed nothing."""
         for env in env_ids:
             self.owed.pop(env, None)
+            self.must_reset.discard(env)
