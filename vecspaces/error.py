@@ -2,6 +2,7 @@
 
 Each class also derives from the builtin a caller would naturally catch, so ``except ValueError`` keeps
 working for code written against Gymnasium, and ``except vecspaces.error.Error`` catches everything of ours.
+:class:`PerformanceWarning` is the warning of something around vecspaces that costs it speed.
 
 Messages follow one grammar, built by :func:`message`::
 
