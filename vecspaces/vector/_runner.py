@@ -102,6 +102,18 @@ def check_step(reward: Any, terminated: Any, truncated: Any, index: int) -> None
             )
 
 
+def episode_ended(index: int, why: str = "") -> EpisodeEndedError:
+    """The error of a step of env ``index`` after its episode ended, autoreset disabled (``why``: a remark)."""
+    return EpisodeEndedError(
+        message(
+            f"env {index} was stepped after its episode ended{why}",
+            expected="a reset before the next step when autoreset is disabled",
+            got="a step",
+            fix="call reset(options={'reset_mask': terminations | truncations}) first",
+        )
+    )
+
+
 def reward_out_of_range(reward: Any, index: int) -> InvalidValueError:
     """The error for env ``index``'s reward, an int too large for the float64 rewards (raised where it is stored).
 
@@ -183,14 +195,7 @@ class EnvRunner:
                 obs, info = self.reset()
                 return obs, 0.0, False, False, info
             if self.mode is AutoresetMode.DISABLED:
-                raise EpisodeEndedError(
-                    message(
-                        f"env {self.index} was stepped after its episode ended",
-                        expected="a reset before the next step when autoreset is disabled",
-                        got="a step",
-                        fix="call reset(options={'reset_mask': terminations | truncations}) first",
-                    )
-                )
+                raise episode_ended(self.index)
         result = self.env.step(action)
         obs, reward, terminated, truncated, info = result
         if (

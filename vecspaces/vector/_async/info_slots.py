@@ -164,7 +164,7 @@ class InfoReader:
         """
         ids = self.layouts
         if not self.known or not ids.any():  # no env has announced a layout yet: no row can hold an info
-            return _batched(pickled, len(ids)) if pickled else {}
+            return _batched(pickled, len(ids))
         present = ids != 0
         first = ids[present.argmax()]
         if not pickled and (ids[present] == first).all():

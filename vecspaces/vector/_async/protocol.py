@@ -6,10 +6,13 @@ import pickle
 import traceback
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 import numpy as np
+
+if TYPE_CHECKING:
+    from vecspaces.vector._async.info_slots import Layout
 
 __all__ = [
     "ActionLeaves",
@@ -101,7 +104,7 @@ class Reply:
     infos: dict[int, dict[str, Any]] = field(default_factory=dict)
     variable: dict[int, list[Any]] = field(default_factory=dict)
     errors: list[EnvError] = field(default_factory=list)
-    info_layouts: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    info_layouts: dict[int, Layout] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.results or self.infos or self.variable or self.errors or self.info_layouts)

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from vecspaces.error import EpisodeEndedError, message
 from vecspaces.spaces import Space
+from vecspaces.vector._runner import episode_ended
 from vecspaces.vector.ray.batches import Rows
 from vecspaces.vector.vector_env import AutoresetMode
 
@@ -73,14 +73,7 @@ class OwedRows:
         """
         ended = [env for env in env_ids if env in self.must_reset] if self.must_reset else []
         if ended:
-            raise EpisodeEndedError(
-                message(
-                    f"env {ended[0]} was stepped after its episode ended (its agent was replaced)",
-                    expected="a reset before the next step when autoreset is disabled",
-                    got="a step",
-                    fix="call reset(options={'reset_mask': terminations | truncations}) first",
-                )
-            )
+            raise episode_ended(ended[0], " (its agent was replaced)")
 
     def forget(self, env_ids: Iterable[int]) -> None:
         """The envs ``env_ids`` were reset: they are owed nothing."""
