@@ -6,7 +6,9 @@ numeric arrays (zeros where absent), numpy arrays into a stacked array, ``final_
 an object array (None where absent).
 
 Unlike Gymnasium, an array's dtype is widened when a later env reports a value that does not fit (an int
-first and 2.5 later stores 2.5, not 2), and numpy bools are stored in a bool array, not an object array.
+first and 2.5 later stores 2.5, not 2), numpy bools are stored in a bool array, not an object array, and a key
+some envs report as a dict and others as something else becomes an object array of each env's own value
+(Gymnasium raises ``AttributeError`` or files the number under the nested dict).
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def add_info(infos: dict[str, Any], info: dict[str, Any], env_index: int, num_en
             if array is None:
                 array = np.full(num_envs, None, dtype=object)
             array[env_index] = value
+        elif key in infos and isinstance(value, dict) != isinstance(infos[key], dict):
+            array = _per_env_objects(infos[key], infos["_" + key])
+            array[env_index] = value
         elif isinstance(value, dict):
             array = add_info(infos.get(key, {}), value, env_index, num_envs)
         else:
@@ -65,6 +70,25 @@ def _store(array: Any, value: Any, env_index: int, num_envs: int) -> Any:
         array = _widen(array, value)
     array[env_index] = value
     return array
+
+
+def _per_env_objects(batched: Any, mask: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """An object array of each env's value (None where absent), from a batched dict or array."""
+    if isinstance(batched, np.ndarray) and batched.dtype == object:
+        return batched
+    objects = np.full(mask.shape[0], None, dtype=object)
+    for index in np.flatnonzero(mask).tolist():
+        objects[index] = _env_dict(batched, index) if isinstance(batched, dict) else batched[index]
+    return objects
+
+
+def _env_dict(batched: dict[str, Any], env_index: int) -> dict[str, Any]:
+    """The info dict env ``env_index`` reported, rebuilt from a batched (nested) dict."""
+    return {
+        key: _env_dict(value, env_index) if isinstance(value, dict) else value[env_index]
+        for key, value in batched.items()
+        if "_" + key in batched and batched["_" + key][env_index]
+    }
 
 
 def _new_array(value: Any, num_envs: int) -> np.ndarray[Any, Any]:
