@@ -4,8 +4,8 @@ agent's death costs.
 Contenders, each stepping the same envs with a fixed batch of random actions:
 
 - RayVectorEnv with its defaults (``transport="socket"``; on these 2 CPUs, 2 agents step their envs themselves and
-  1 agent has a pool of 2 workers), the same with a local pool of one worker per agent (``workers_per_agent=1``),
-  and with ``transport="ray"`` (every step an actor call to each agent);
+  1 agent steps half of its envs itself beside a worker), the same with a local pool of one worker per agent
+  (``workers_per_agent=1``), and with ``transport="ray"`` (every step an actor call to each agent);
 - vecspaces' local AsyncVectorEnv over the same envs, with its default number of workers (one per core);
 - the naive design, written here: one Ray actor per block of envs holding a SyncVectorEnv, every step one actor
   call per block, the results joined on the driver. The Ray backends of PufferLib and Tianshou work so.

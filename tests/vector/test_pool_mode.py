@@ -24,11 +24,16 @@ def counting_pool(num_envs: int = 6, **kwargs: Any) -> AsyncVectorEnv:
     return AsyncVectorEnv(fns, **kwargs)
 
 
-@pytest.mark.parametrize(("num_workers", "batch_size"), [(1, 2), (2, 3), (3, 1), (6, 4), (2, 6)])
-def test_every_env_steps_exactly_as_often_as_it_was_sent_actions(num_workers: int, batch_size: int) -> None:
+@pytest.mark.parametrize(
+    ("num_workers", "batch_size", "main_process_envs"),
+    [(1, 2, 0), (2, 3, 0), (3, 1, 0), (6, 4, 0), (2, 6, 0), (1, 2, 3), (2, 3, 1)],
+)
+def test_every_env_steps_exactly_as_often_as_it_was_sent_actions(
+    num_workers: int, batch_size: int, main_process_envs: int
+) -> None:
     rng = np.random.default_rng(0)
     sent = np.zeros(6, dtype=int)
-    with counting_pool(num_workers=num_workers, batch_size=batch_size) as envs:
+    with counting_pool(num_workers=num_workers, batch_size=batch_size, main_process_envs=main_process_envs) as envs:
         envs.reset(seed=0)
         envs.send(np.ones(6, dtype=np.int64))
         sent += 1
@@ -88,9 +93,10 @@ def test_contiguous_results_are_views_when_copy_is_false() -> None:
         "tuple_of_oneof_sequence",
     ],
 )
-def test_pool_mode_works_with_every_space_kind(space_id: str) -> None:
+@pytest.mark.parametrize("main_process_envs", [0, 2])
+def test_pool_mode_works_with_every_space_kind(space_id: str, main_process_envs: int) -> None:
     fns = [functools.partial(SpaceEnv, make(space_id), make(space_id), 1000) for _ in range(4)]
-    with AsyncVectorEnv(fns, num_workers=2, batch_size=2) as envs:
+    with AsyncVectorEnv(fns, num_workers=2, batch_size=2, main_process_envs=main_process_envs) as envs:
         envs.reset(seed=1)
         envs.action_space.seed(2)
         actions = envs.action_space.sample()
@@ -153,6 +159,25 @@ def test_env_error_in_pool_mode_keeps_type_traceback_and_the_pool(context: str) 
         while len(received) < 2 and (envs._pool_mode.active()):
             received |= set(envs.recv()[-1].tolist())
         assert 1 in received
+
+
+def test_the_main_process_envs_step_in_send_and_their_errors_come_with_recv() -> None:
+    fns = [functools.partial(FaultyEnv, "raise", 2), CountdownEnv, CountdownEnv]
+    with AsyncVectorEnv(fns, num_workers=1, batch_size=1, main_process_envs=2) as envs:
+        envs.reset(seed=0)
+        envs.send(np.ones(3, dtype=np.int64))
+        assert envs._pool_mode.ready == [0, 1]  # stepped by send itself, before the worker's env
+        assert [envs.recv()[-1].tolist() for _ in range(3)] == [[0], [1], [2]]
+        envs.send(np.ones(3, dtype=np.int64))  # env 0 raises at its second step
+        with pytest.raises(KeyError) as caught:
+            envs.recv()
+        assert any("env 0" in note for note in caught.value.__notes__)
+        received = []
+        while envs._pool_mode.active():
+            received += envs.recv()[-1].tolist()
+        assert sorted(received) == [1, 2]  # the env that raised is idle again, the others were not held back
+        obs, *_ = envs.step(np.ones(3, dtype=np.int64))
+        assert obs[1:, 0].tolist() == [3, 3]
 
 
 @pytest.mark.parametrize("context", ["fork", "spawn"])

@@ -112,16 +112,24 @@ def test_default_settings_match_sync_and_describe_their_workers() -> None:
             for key in ours[4]:
                 np.testing.assert_array_equal(ours[4][key], theirs[4][key])
         workers = envs.worker_info()
-        assert sorted(i for w in workers for i in w["envs"]) == [0, 1, 2, 3]
+        # The agent has the node's 2 CPUs: it steps half of its envs itself (worker -1) and one worker the rest.
+        assert [(w["worker"], w["envs"]) for w in workers] == [(-1, [0, 1]), (0, [2, 3])]
+        assert workers[0]["pid"] == envs._crew.agents[0].description.pid != workers[1]["pid"]
         assert all(w["alive"] and w["agent"] == 0 and w["node_id"] and w["address"] for w in workers)
         pids = our_pids(envs)
     assert_all_gone(pids)
 
 
-@pytest.mark.parametrize("setup", list(SETUPS))
-def test_pool_mode_returns_the_first_finished_envs_with_their_results(setup: str) -> None:
+@pytest.mark.parametrize(
+    ("setup", "agents"),
+    [("socket", 2), ("ray", 2), ("socket", None)],  # None: one agent, stepping 2 envs itself beside a worker
+)
+def test_pool_mode_returns_the_first_finished_envs_with_their_results(setup: str, agents: int | None) -> None:
     sync = SyncVectorEnv(countdowns(5, length=4))
-    with make(countdowns(5, length=4), setup, batch_size=2) as envs:
+    pool = {} if agents else {"workers_per_agent": None}
+    with make(countdowns(5, length=4), setup, num_agents=agents, batch_size=2, **pool) as envs:
+        if agents is None:
+            assert [w["envs"] for w in envs.worker_info()] == [[0, 1], [2, 3, 4]]
         envs.reset(seed=0)
         sync.reset(seed=0)
         envs.send(np.arange(5))

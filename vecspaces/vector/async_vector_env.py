@@ -87,7 +87,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         main_process_envs: how many envs (the first ones) the main process steps itself while the workers
             step theirs. Faster for cheap envs on small machines (one process fewer competing for the cores),
             with the same results and errors; but those envs share the main process's fate (a crash in one is
-            a crash of the main process) and ``*_wait`` timeouts do not cover them. Not with pool mode.
+            a crash of the main process) and ``*_wait`` timeouts do not cover them. In pool mode they are stepped
+            by ``send``, so ``recv`` finds them ready first.
         pin_workers: pin each worker process to one CPU, in turn over the CPUs this process may run on (Linux
             only). Off by default (None or False): pinned workers cannot move away from a busy neighbour, which
             costs far more on a shared machine than pinning gains on a quiet one (see the README). The main
@@ -212,7 +213,13 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         )
         self._actions = ActionWriter(self._memory, spaces, self._worker_of)
         self._pool_mode = PoolMode(
-            self._pool, self._actions, self._observations, self._worker_of, self.batch_size, self._calls.errors
+            self._pool,
+            self._actions,
+            self._observations,
+            self._worker_of,
+            self.batch_size,
+            self._calls.errors,
+            self._local,
         )
         self._calls.observations = self._observations
         self._gate.pool_mode = self._pool_mode

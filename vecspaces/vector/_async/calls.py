@@ -19,15 +19,13 @@ from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
 from vecspaces.vector._async.pool_mode import raise_env_errors
-from vecspaces.vector._async.protocol import Command, EnvError, Reply
+from vecspaces.vector._async.protocol import LOCAL, Command, EnvError, Reply
 
 if TYPE_CHECKING:
     from vecspaces.vector._async.env_slice import EnvSlice
 
-__all__ = ["LOCAL", "CallCycle"]
+__all__ = ["CallCycle"]
 
-# The worker index of the envs the main process steps itself.
-LOCAL = -1
 # The commands that write observations into the buffer chosen for them.
 _WRITES_OBSERVATIONS = frozenset((Command.STEP, Command.RESET))
 

@@ -19,10 +19,8 @@ from vecspaces.error import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
     Error,
-    InvalidValueError,
     NoAsyncCallError,
     WorkerDiedError,
-    message,
 )
 from vecspaces.vector._async import interrupts
 from vecspaces.vector._async.calls import CallCycle
@@ -111,18 +109,10 @@ class CallGate:
             raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
 
     def check_can_send(self, timeout: float | None) -> None:
-        """Raise unless pool mode may send: no Gymnasium-style call pending, no env in the main process."""
+        """Raise unless pool mode may send: no Gymnasium-style call pending."""
         self.check_usable("send")
         self.calls.drop_abandoned(timeout)
         self._check_no_pending_call("send")
-        if self.calls.local is not None:
-            raise InvalidValueError(
-                message(
-                    "pool mode steps every env in the workers",
-                    expected="main_process_envs=0",
-                    got=f"main_process_envs={len(self.calls.local.runners)}",
-                )
-            )
 
     def _check_no_pending_call(self, call: str) -> None:
         if self.calls.pending is not None:

@@ -10,7 +10,9 @@ Each env is in one of four states::
 - *ready*: its step finished; it waits in finishing order for a ``recv``.
 
 An env that raised goes back to idle (its error is raised by the next ``recv``). Autoreset works per env
-exactly as in ``step``. Gymnasium-style calls are refused while any env is not idle.
+exactly as in ``step``. Gymnasium-style calls are refused while any env is not idle. The envs the main process
+steps itself (``main_process_envs``) are stepped inside ``send``, after the workers were given theirs, so they
+are ready first.
 
 The pool holds a worker's finished step (DONE, see ``inflight``) until :meth:`PoolMode.send` or
 :meth:`PoolMode.recv` absorbs it: its envs become ready and the worker starts its queued envs. Work is only
@@ -20,7 +22,7 @@ dispatched there, never from inside the pool's wait.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 import numpy as np
@@ -31,8 +33,11 @@ from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
-from vecspaces.vector._async.protocol import ActionLeaves, Command, EnvError, add_note, rebuild_error
+from vecspaces.vector._async.protocol import LOCAL, ActionLeaves, Command, EnvError, Reply, add_note, rebuild_error
 from vecspaces.vector.infos import add_info
+
+if TYPE_CHECKING:
+    from vecspaces.vector._async.env_slice import EnvSlice
 
 __all__ = ["PoolMode", "RecvResult", "raise_env_errors"]
 
@@ -48,9 +53,10 @@ class PoolMode:
         pool: the worker pool.
         actions: writes the actions of the envs sent.
         observations: reads the observations of the envs received.
-        worker_of: per env, the index of its worker.
+        worker_of: per env, the index of its worker (-1: the main process's own, in ``local``).
         batch_size: how many envs ``recv`` returns.
         errors: the env errors of the pool's replies, shared with the vector env.
+        local: the envs the main process steps itself, or None.
     """
 
     def __init__(
@@ -61,8 +67,10 @@ class PoolMode:
         worker_of: npt.NDArray[np.int64],
         batch_size: int,
         errors: list[EnvError],
+        local: EnvSlice | None = None,
     ) -> None:
         self.pool = pool
+        self.local = local
         self.control = pool.control
         self.actions = actions
         self.observations = observations
@@ -106,11 +114,14 @@ class PoolMode:
                 )
             )
         self.in_flight.update(ids)
+        local = by_worker.pop(LOCAL, None)
         for w, envs in by_worker.items():
             if busy(w):
                 self.queued.setdefault(w, []).extend(envs)
             else:
                 self._dispatch_step(w, envs, messages.get(w))
+        if local:
+            self._step_locally(local, messages.get(LOCAL))
 
     def recv(self, timeout: float | None) -> RecvResult:
         """Wait for the first ``batch_size`` envs to finish; see ``AsyncVectorEnv.recv``."""
@@ -154,21 +165,34 @@ class PoolMode:
         pool = self.pool
         pool.take_finished()
         for w, (_, reply) in pool.inflight.take_done().items():
-            failed = set()
-            if reply is not None:
-                for index, values in reply.variable.items():
-                    self.observations.receive(index, values)
-                self.errors.extend(reply.errors)
-                failed = {error.env_index for error in reply.errors}
-            for i in self.stepping.pop(w):
-                self.in_flight.discard(i)
-                if i not in failed:  # a failed env is idle again rather than ready
-                    self.ready.append(i)
-                    pickled = None if reply is None else reply.infos.get(i)
-                    self.infos[i] = pickled if pickled else self.pool.info_reader.info(i)
+            self._finished(self.stepping.pop(w), reply)
             queued = self.queued.pop(w, None)
             if queued:
                 self._dispatch_step(w, queued, None)
+
+    def _finished(self, envs: list[int], reply: Reply | None) -> None:
+        """``envs`` finished their step with ``reply``: each becomes ready, or idle again if it raised."""
+        failed = set()
+        if reply is not None:
+            for index, values in reply.variable.items():
+                self.observations.receive(index, values)
+            self.errors.extend(reply.errors)
+            failed = {error.env_index for error in reply.errors}
+        for i in envs:
+            self.in_flight.discard(i)
+            if i not in failed:
+                self.ready.append(i)
+                pickled = None if reply is None else reply.infos.get(i)
+                self.infos[i] = pickled if pickled else self.pool.info_reader.info(i)
+
+    def _step_locally(self, envs: list[int], arguments: ActionLeaves | None) -> None:
+        """Step the main process's own ``envs`` now, while the workers step theirs."""
+        assert self.local is not None
+        self.control.stepping[envs] = 1
+        reply = self.local.handle(Command.STEP_SELECTED, arguments)
+        if reply is not None:
+            self.pool.info_reader.learn(reply.info_layouts)
+        self._finished(envs, reply)
 
     def _check_env_ids(self, env_ids: Any) -> list[int]:
         ids = list(range(self.num_envs)) if env_ids is None else [int(i) for i in np.asarray(env_ids).reshape(-1)]

@@ -18,6 +18,7 @@ __all__ = [
     "ActionLeaves",
     "Command",
     "EnvError",
+    "LOCAL",
     "RemoteTraceback",
     "Reply",
     "add_note",
@@ -26,6 +27,10 @@ __all__ = [
     "pack_values",
     "rebuild_error",
 ]
+
+
+# The worker index of the envs the main process steps itself (``main_process_envs``).
+LOCAL = -1
 
 
 class Command(IntEnum):

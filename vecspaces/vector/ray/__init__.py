@@ -7,8 +7,9 @@ Two tiers::
       driver (RayVectorEnv)                          agent k: a Ray actor on some node
       ---------------------                          ---------------------------------
       checks the actions, splits them by agent       a local AsyncVectorEnv (forkserver) over envs lo..hi
-      send (STEP, actions[lo:hi]) ------socket----->  envs.step(actions)  -> workers write shared memory
-                                   (or Ray call)      sends (observations, rewards, flags, infos) back
+      send (STEP, actions[lo:hi]) ------socket----->  envs.step(actions)  -> workers write shared memory,
+                                   (or Ray call)        the agent steps one CPU's share of the envs itself
+                                                      sends (observations, rewards, flags, infos) back
       waits on every agent's socket <------------
       joins the slices into one batch (same layout as AsyncVectorEnv's), infos numbered in the whole env
 

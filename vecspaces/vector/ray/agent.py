@@ -29,6 +29,7 @@ from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS
 from vecspaces.vector._async.worker import run_worker
 from vecspaces.vector._spaces import as_vecspaces_space
 from vecspaces.vector.async_vector_env import AsyncVectorEnv
+from vecspaces.vector.ray.placement import local_pool
 from vecspaces.vector.ray.protocol import (
     AgentCommand,
     Answer,
@@ -70,16 +71,21 @@ class Agent:
             forkserver.ensure_running()
 
     def start(
-        self, env_fns: Sequence[Callable[[], Any]], first: int, pool_options: dict[str, Any]
+        self, env_fns: Sequence[Callable[[], Any]], first: int, pool_options: dict[str, Any], cpus: int | None = None
     ) -> Description | Answer:
         """Build the envs; return their description, or an :class:`Answer` holding the error that stopped it.
 
         Args:
             env_fns: the agent's slice of the vector env's ``env_fns``.
             first: the index of its first env in the whole vector env.
-            pool_options: keyword arguments of the local ``AsyncVectorEnv``.
+            pool_options: keyword arguments of the local ``AsyncVectorEnv``; its ``num_workers`` is None unless
+                ``workers_per_agent`` gave it.
+            cpus: the CPUs the agent has for its envs (None: its node's physical cores), which decide the local
+                pool when ``num_workers`` is None (see ``placement.local_pool``).
         """
-        self.env_fns, self.first, self.pool_options = list(env_fns), first, pool_options
+        self.env_fns, self.first = list(env_fns), first
+        workers, own = local_pool(len(self.env_fns), pool_options["num_workers"], cpus)
+        self.pool_options = {**pool_options, "num_workers": workers, "main_process_envs": own if workers else 0}
         try:
             envs = self.envs = self._build()
             return Description(
@@ -182,10 +188,13 @@ class Agent:
         with self.lock:
             if self.envs is None:
                 return []
+            rss = psutil.Process().memory_info().rss
             if isinstance(self.envs, SyncVectorEnv):  # the agent steps its envs itself
-                rss = psutil.Process().memory_info().rss
                 return [{"worker": 0, "pid": os.getpid(), "envs": list(self._envs()), "alive": True, "rss": rss}]
+            own = self.pool_options["main_process_envs"]
             info = self.envs.worker_info()
+            if own:  # and the first few itself, as worker -1 (the local pool's main process)
+                info.insert(0, {"worker": -1, "pid": os.getpid(), "envs": list(range(own)), "alive": True, "rss": rss})
         for worker in info:
             worker["envs"] = [self.first + i for i in worker["envs"]]
         return info

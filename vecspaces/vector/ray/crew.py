@@ -118,7 +118,8 @@ class Crew:
                 agent.actor = self._new_actor(agent.plan.options)
             pool_options = {**self.pool_options, "num_workers": agent.plan.workers}
             envs = agent.envs
-            started.append(agent.actor.start.remote(self.env_fns[envs.start : envs.stop], envs.start, pool_options))
+            fns = self.env_fns[envs.start : envs.stop]
+            started.append(agent.actor.start.remote(fns, envs.start, pool_options, agent.plan.cpus))
         try:
             descriptions = self.ray.get(started, timeout=self.startup_timeout)
         except self.ray.exceptions.GetTimeoutError:

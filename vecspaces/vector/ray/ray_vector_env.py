@@ -61,10 +61,11 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         env_fns: callables that each create one sub-environment (sent to the agents with cloudpickle).
         num_agents: how many agents; default: one per alive node with CPUs (or per ``cpus_per_agent`` block).
         envs_per_agent: instead of ``num_agents``, how many envs each agent runs (at most).
-        workers_per_agent: worker processes of each agent's local pool (default: ``cpus_per_agent``, else the
-            node's CPUs shared among its agents, at most the agent's envs). 0 (the default where that share is one
-            CPU): the agent steps its envs itself, one process hop fewer; an env that crashes its process then
-            takes the agent with it (a ``WorkerDiedError``, or a restart with ``restart_agents``).
+        workers_per_agent: worker processes of each agent's local pool. By default each agent steps one CPU's
+            share of its envs itself and runs a worker for each other CPU it has (``cpus_per_agent``, else the
+            node's CPUs shared among its agents), so with one CPU it steps them all; the envs it steps skip a
+            process hop, but one that crashes its process takes the agent with it (a ``WorkerDiedError``, or a
+            restart with ``restart_agents``). Given, the agent steps no env itself (0: every env).
         cpus_per_agent: CPUs each agent reserves from Ray (default: none reserved, one agent per node).
         placement: ``"spread"`` (agents round-robin over the nodes), ``"pack"`` (on the driver's node), a list
             of Ray node ids (agent k on the k-th, round-robin) or a Ray ``PlacementGroup`` (agent k in bundle k).
