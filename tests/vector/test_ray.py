@@ -120,6 +120,27 @@ def test_default_settings_match_sync_and_describe_their_workers() -> None:
     assert_all_gone(pids)
 
 
+@pytest.mark.parametrize("agents", [1, 2])
+def test_agents_on_this_node_return_observations_through_shared_memory(agents: int) -> None:
+    from vecspaces.envs import AtariEnv
+    from vecspaces.vector.ray import RayVectorEnv
+
+    sync = SyncVectorEnv([AtariEnv] * 4)
+    with RayVectorEnv([AtariEnv] * 4, num_agents=agents, timeout=30) as envs:
+        links = [agent.link for agent in envs._crew.agents]
+        assert all(link.block is not None for link in links)
+        assert not any(os.path.exists(link.block.path) for link in links)  # named only until the agents mapped it
+        np.testing.assert_array_equal(envs.reset(seed=3)[0], sync.reset(seed=3)[0])
+        held = []
+        for action in range(6):
+            ours, theirs = envs.step(np.full(4, action)), sync.step(np.full(4, action))
+            for mine, reference in zip(ours[:4], theirs[:4], strict=True):
+                np.testing.assert_array_equal(mine, reference)
+            held.append((ours[0], theirs[0].copy()))
+        for mine, reference in held:  # each step's observations stay the caller's: later steps leave them alone
+            np.testing.assert_array_equal(mine, reference)
+
+
 @pytest.mark.parametrize(
     ("setup", "agents"),
     [("socket", 2), ("ray", 2), ("socket", None)],  # None: one agent, stepping 2 envs itself beside a worker

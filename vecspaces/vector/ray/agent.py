@@ -9,6 +9,7 @@ whole vector env.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import re
@@ -38,6 +39,7 @@ from vecspaces.vector.ray.protocol import (
     decode_command,
     encode_answer,
 )
+from vecspaces.vector.ray.shared_block import SharedBlock
 from vecspaces.vector.sync_vector_env import SyncVectorEnv
 
 __all__ = ["Agent"]
@@ -206,20 +208,37 @@ class Agent:
         """Listen on a free port; serve the one connection that brings the returned authkey, in a thread.
 
         Args:
-            plain: the arrays of a plain step, which travel as raw bytes (see ``protocol``).
+            plain: the arrays of a plain step, which travel as raw bytes (see ``protocol``); with its
+                ``shared_path``, the observations of a step are written there (mapped before this returns).
 
         Returns:
             The address to connect to, and the authkey (random, known only to the driver that asked).
         """
+        block = None
+        if plain is not None and plain.shared_path is not None:
+            with contextlib.suppress(OSError):  # then they travel on the socket, as from another node
+                block = SharedBlock(plain.shared_path, plain.observation_bytes, create=False)
         authkey = os.urandom(32)
         self.listener = Listener((_host_address(), 0), authkey=authkey, backlog=1)
-        serve = threading.Thread(target=self._serve, args=(self.listener, plain), daemon=True, name="vecspaces-agent")
+        serve = threading.Thread(
+            target=self._serve, args=(self.listener, plain, block), daemon=True, name="vecspaces-agent"
+        )
         serve.start()
         address: tuple[str, int] = self.listener.address
         return address, authkey
 
-    def _serve(self, listener: Listener, plain: PlainStep | None) -> None:
+    def _serve(self, listener: Listener, plain: PlainStep | None, block: SharedBlock | None) -> None:
         """Answer the driver's commands, one at a time, until it hangs up."""
+        try:
+            self._answer(listener, plain, block)
+        finally:
+            if block is not None:
+                block.close()  # _answer's array of it is gone, so it unmaps now
+
+    def _answer(self, listener: Listener, plain: PlainStep | None, block: SharedBlock | None) -> None:
+        shared = None
+        if plain is not None and block is not None:
+            shared = block.array(plain.observation_dtype, plain.observation_shape)
         try:
             connection: Connection = listener.accept()
         except OSError:  # closed before the driver connected, or a client without the authkey
@@ -236,7 +255,10 @@ class Agent:
                     command, payload = decode_command(plain, connection.recv_bytes())
                 except (EOFError, OSError):
                     return
-                connection.send_bytes(b"".join(encode_answer(plain, self.run(command, payload))))
+                answer = self.run(command, payload)
+                # Only a step's: the driver has read the last one before it sends the next (see shared_block).
+                parts = encode_answer(plain, answer, shared if command is AgentCommand.STEP else None)
+                connection.send_bytes(b"".join(parts))
 
     def ping(self) -> int:
         """A cheap call whose answer says the agent is alive."""

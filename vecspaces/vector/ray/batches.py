@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Any
@@ -164,8 +165,8 @@ class Rows:
     @staticmethod
     def join(space: Space[Any], parts: list[Rows], in_env_order: bool = False) -> Rows:
         """The rows of ``parts`` one after the other, or sorted by env id with ``in_env_order``."""
-        if len(parts) == 1:
-            joined = parts[0]
+        if len(parts) == 1:  # its observations still copied if they are read-only (a view of shared memory)
+            joined = dataclasses.replace(parts[0], observations=join(space, [parts[0].observations]))
         else:
             env_ids = [i for part in parts for i in part.env_ids]
             infos: dict[str, Any] = {}

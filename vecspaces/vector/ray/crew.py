@@ -11,6 +11,7 @@ answered from those rows.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from vecspaces.vector.ray.agent import Agent
 from vecspaces.vector.ray.links import AgentDied, Link, RayLink, SocketLink, wait_for_answers
 from vecspaces.vector.ray.placement import AgentPlan, replacement_options
 from vecspaces.vector.ray.protocol import AgentCommand, Answer, Description, PlainStep
+from vecspaces.vector.ray.shared_block import SharedBlock
 
 __all__ = ["AgentHandle", "Crew"]
 
@@ -96,6 +98,7 @@ class Crew:
         self.actor_class = ray.remote(Agent)
         self.standbys: dict[str | None, Any] = {}  # with restart: per node, an agent waiting to replace one
         self.agents = [AgentHandle(k, plan.envs, plan, None) for k, plan in enumerate(plans)]
+        self.node_id: str | None = None  # the driver's, once needed
         # Set by the vector env: where answers go, where a replacement's restart rows go, and the plain step of
         # an agent's socket (see ``protocol``).
         self.deliver: Deliver
@@ -160,12 +163,37 @@ class Crew:
                 agent.link = RayLink(agent.actor)
             return
         plains = [self.plain_step(agent) for agent in agents]
-        sockets = self.ray.get(
-            [agent.actor.open_socket.remote(plain) for agent, plain in zip(agents, plains, strict=True)],
-            timeout=self.startup_timeout,
-        )
-        for agent, (address, authkey), plain in zip(agents, sockets, plains, strict=True):
-            agent.link = SocketLink(agent.actor, address, authkey, plain)
+        blocks = [self._shared_block(agent, plain) for agent, plain in zip(agents, plains, strict=True)]
+        plains = [
+            plain if block is None or plain is None else dataclasses.replace(plain, shared_path=block.path)
+            for plain, block in zip(plains, blocks, strict=True)
+        ]
+        try:
+            sockets = self.ray.get(
+                [agent.actor.open_socket.remote(plain) for agent, plain in zip(agents, plains, strict=True)],
+                timeout=self.startup_timeout,
+            )
+        except BaseException:
+            for block in blocks:
+                if block is not None:
+                    block.close()
+            raise
+        finally:
+            for block in blocks:  # the agents mapped them, or never will: the names can go
+                if block is not None:
+                    block.unlink()
+        for agent, (address, authkey), plain, block in zip(agents, sockets, plains, blocks, strict=True):
+            agent.link = SocketLink(agent.actor, address, authkey, plain, block)
+
+    def _shared_block(self, agent: AgentHandle, plain: PlainStep | None) -> SharedBlock | None:
+        """A block of shared memory for ``agent``'s observations, if its steps are plain and it is on this node."""
+        if plain is None or agent.description is None:
+            return None
+        if self.node_id is None:
+            self.node_id = self.ray.get_runtime_context().get_node_id()
+        if agent.description.node_id != self.node_id:
+            return None
+        return SharedBlock.create(plain.observation_bytes)
 
     # -- commands ------------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces.vector.ray.protocol import AgentCommand, Answer, PlainStep, decode_answer, encode_command
+from vecspaces.vector.ray.shared_block import SharedBlock
 
 __all__ = ["AgentDied", "Link", "RayLink", "SocketLink", "wait_for_answers"]
 
@@ -50,13 +51,33 @@ class Link:
 
 
 class SocketLink(Link):
-    """Commands and answers over the agent's ``multiprocessing.connection`` socket (see ``Agent.open_socket``)."""
+    """Commands and answers over the agent's ``multiprocessing.connection`` socket (see ``Agent.open_socket``).
 
-    def __init__(self, actor: Any, address: tuple[str, int], authkey: bytes, plain: PlainStep | None) -> None:
+    Args:
+        actor: the agent's actor handle.
+        address: where its socket listens.
+        authkey: the key it expects.
+        plain: its plain step, if its steps have one.
+        block: the block of shared memory where it writes a step's observations, if it is on this node.
+    """
+
+    def __init__(
+        self,
+        actor: Any,
+        address: tuple[str, int],
+        authkey: bytes,
+        plain: PlainStep | None,
+        block: SharedBlock | None = None,
+    ) -> None:
         super().__init__(actor)
         self.connection: Connection = Client(address, authkey=authkey)
         self.plain = plain
         self.answer_size = 0 if plain is None else plain.answer_size
+        self.block = block
+        self.shared = None
+        if plain is not None and block is not None:
+            self.shared = block.array(plain.observation_dtype, plain.observation_shape)
+            self.shared.flags.writeable = False  # so that joining the agents' batches copies it out
 
     def send(self, command: AgentCommand, payload: Any, note: Any = None) -> None:
         """Send a command; ``note`` comes back with its answer."""
@@ -77,11 +98,14 @@ class SocketLink(Link):
         except (EOFError, OSError):
             raise AgentDied("its socket closed: the agent's process ended") from None
         command, note = self.pending.popleft()
-        return decode_answer(self.plain, data), command, note
+        return decode_answer(self.plain, data, self.shared), command, note
 
     def close(self) -> None:
         """Hang up: the agent's thread serving the socket exits."""
         self.connection.close()
+        if self.block is not None:
+            self.shared = None
+            self.block.close()
 
 
 class RayLink(Link):

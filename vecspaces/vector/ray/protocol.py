@@ -4,7 +4,8 @@ Most steps are plain: the actions are one array of the batched action space, and
 observations, the rewards and the two flags, with no info and no error. Both ends know those arrays' dtypes and
 shapes (a :class:`PlainStep`, made by the driver and handed to the agent when it opens its socket), so such a step
 travels over the socket as the arrays' bytes after a one-byte tag: no pickling, and the driver's arrays are views
-of the message. Anything else is pickled.
+of the message; the observations of an agent on the driver's node go through shared memory instead (see
+``shared_block``). Anything else is pickled.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from enum import IntEnum
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from vecspaces.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from vecspaces.vector._async.protocol import EnvError
@@ -83,7 +85,7 @@ class Description:
     pid: int
 
 
-_PICKLED, _PLAIN = b"K"[0], b"P"[0]
+_PICKLED, _PLAIN, _PLAIN_SHARED = b"K"[0], b"P"[0], b"S"[0]
 _ARRAY_SPACES = (Box, Discrete, MultiBinary, MultiDiscrete)
 
 
@@ -97,6 +99,8 @@ class PlainStep:
         action_shape: the batched actions' shape.
         observation_dtype: the batched observations' dtype.
         observation_shape: the batched observations' shape.
+        shared_path: the file in ``/dev/shm`` where the agent writes a step's observations, if it shares the
+            driver's node (see ``shared_block``).
     """
 
     num_envs: int
@@ -104,6 +108,7 @@ class PlainStep:
     action_shape: tuple[int, ...]
     observation_dtype: np.dtype[Any]
     observation_shape: tuple[int, ...]
+    shared_path: str | None = None
 
     @staticmethod
     def of(single_observation: Space[Any], single_action: Space[Any], num_envs: int) -> PlainStep | None:
@@ -125,9 +130,14 @@ class PlainStep:
         return math.prod(self.observation_shape)
 
     @functools.cached_property
+    def observation_bytes(self) -> int:
+        """The bytes of a batch of observations."""
+        return self.observation_count * self.observation_dtype.itemsize
+
+    @functools.cached_property
     def answer_size(self) -> int:
         """The bytes of a plain answer: the tag, observations, float64 rewards and two bool flags per env."""
-        return 1 + self.observation_count * self.observation_dtype.itemsize + self.num_envs * (8 + 1 + 1)
+        return 1 + self.observation_bytes + self.num_envs * (8 + 1 + 1)
 
 
 def encode_command(plain: PlainStep | None, command: AgentCommand, payload: Any) -> bytes:
@@ -152,8 +162,15 @@ def decode_command(plain: PlainStep | None, data: bytes) -> tuple[AgentCommand, 
     return AgentCommand(code), payload
 
 
-def encode_answer(plain: PlainStep | None, answer: Answer) -> list[Any]:
-    """An answer as the agent sends it: the parts of one message."""
+def encode_answer(plain: PlainStep | None, answer: Answer, shared: npt.NDArray[Any] | None = None) -> list[Any]:
+    """An answer as the agent sends it: the parts of one message.
+
+    Args:
+        plain: the plain step of the agent's socket.
+        answer: the answer.
+        shared: where a plain answer's observations go instead of the message (the agent's map of the shared
+            block), or None.
+    """
     result = answer.result
     if plain is not None and not answer.errors and type(result) is tuple and len(result) == 5:
         observations, rewards, terminations, truncations, infos = result
@@ -164,22 +181,33 @@ def encode_answer(plain: PlainStep | None, answer: Answer) -> list[Any]:
             and observations.shape == plain.observation_shape
             and rewards.dtype == np.float64
         ):
+            if shared is not None:
+                shared[...] = observations
+                return [bytes((_PLAIN_SHARED,)), rewards, terminations, truncations]
             return [bytes((_PLAIN,)), observations, rewards, terminations, truncations]
     return [bytes((_PICKLED,)), pickle.dumps((answer.result, answer.errors), protocol=pickle.HIGHEST_PROTOCOL)]
 
 
-def decode_answer(plain: PlainStep | None, data: Any) -> Answer:
+def decode_answer(plain: PlainStep | None, data: Any, shared: npt.NDArray[Any] | None = None) -> Answer:
     """An answer as the driver receives it.
 
     Args:
         plain: the plain step of the agent's socket.
         data: the message, bytes or a uint8 array (whose plain answers' arrays are then writable views of it).
+        shared: the driver's read-only map of the shared block, if the agent has one: a plain answer's
+            observations are then that view, valid until the agent's next step (joining the agents' batches
+            copies them).
     """
-    if data[0] != _PLAIN or plain is None:
+    tag = data[0]
+    if plain is None or tag not in (_PLAIN, _PLAIN_SHARED):
         return Answer(*pickle.loads(data[1:]))
-    count = plain.observation_count
-    offset = 1 + count * plain.observation_dtype.itemsize
-    observations = np.frombuffer(data, plain.observation_dtype, count, 1).reshape(plain.observation_shape)
+    if tag == _PLAIN_SHARED:
+        assert shared is not None
+        observations, offset = shared, 1
+    else:
+        count = plain.observation_count
+        observations = np.frombuffer(data, plain.observation_dtype, count, 1).reshape(plain.observation_shape)
+        offset = 1 + plain.observation_bytes
     n = plain.num_envs
     rewards = np.frombuffer(data, np.float64, n, offset)
     terminations = np.frombuffer(data, np.bool_, n, offset + 8 * n)
