@@ -10,6 +10,7 @@ Two tiers::
       send (STEP, actions[lo:hi]) ------socket----->  envs.step(actions)  -> workers write shared memory,
                                    (or Ray call)        the agent steps one CPU's share of the envs itself
                                                       sends (observations, rewards, flags, infos) back
+                                                        (on the driver's node, observations in shared memory)
       waits on every agent's socket <------------
       joins the slices into one batch (same layout as AsyncVectorEnv's), infos numbered in the whole env
 
