@@ -180,6 +180,18 @@ def test_the_main_process_envs_step_in_send_and_their_errors_come_with_recv() ->
         assert obs[1:, 0].tolist() == [3, 3]
 
 
+def test_a_keyboard_interrupt_of_a_main_process_env_in_send_leaves_no_env_stuck() -> None:
+    fns = [functools.partial(FaultyEnv, "keyboard_interrupt", 1), CountdownEnv]
+    with AsyncVectorEnv(fns, num_workers=1, batch_size=2, main_process_envs=1) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(KeyboardInterrupt):
+            envs.send(np.ones(2, dtype=np.int64))
+        assert envs.recv()[-1].tolist() == [1]  # the worker's env, sent before; nothing else is waited for
+        assert not envs._pool_mode.active()
+        envs.send(np.ones(2, dtype=np.int64))
+        assert sorted(envs.recv()[-1].tolist()) == [0, 1]
+
+
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 def test_worker_death_in_pool_mode(context: str) -> None:
     fns = [CountdownEnv, functools.partial(FaultyEnv, "kill", 1)]

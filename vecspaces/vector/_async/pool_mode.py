@@ -189,7 +189,12 @@ class PoolMode:
         """Step the main process's own ``envs`` now, while the workers step theirs."""
         assert self.local is not None
         self.control.stepping[envs] = 1
-        reply = self.local.handle(Command.STEP_SELECTED, arguments)
+        try:
+            reply = self.local.handle(Command.STEP_SELECTED, arguments)
+        except BaseException:  # a KeyboardInterrupt or SystemExit of an env: they are idle again, not stuck
+            self.control.stepping[envs] = 0
+            self.in_flight.difference_update(envs)
+            raise
         if reply is not None:
             self.pool.info_reader.learn(reply.info_layouts)
         self._finished(envs, reply)
