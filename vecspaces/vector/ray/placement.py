@@ -38,8 +38,8 @@ def local_pool(num_envs: int, workers: int | None, cpus: int | None) -> tuple[in
 
     Unless ``workers`` is given, the agent steps one CPU's share of its envs itself and runs a worker for each
     other CPU it has: its process would otherwise only wait for its workers, and the envs it steps skip a
-    process hop. Measured on 2 CPUs, 1 agent: 4 envs of 1 ms made 0.94-0.95x a local ``AsyncVectorEnv``
-    (0.87-0.91x with 2 workers), 64 tiny envs 0.71-0.76x (0.58-0.63x).
+    process hop. Measured on 2 CPUs, 1 agent: 4 envs of 1 ms made 0.87-0.95x a local ``AsyncVectorEnv``
+    (0.82-0.91x with 2 workers), 64 tiny envs 0.71-0.76x (0.58-0.63x).
 
     Args:
         num_envs: the agent's envs.
