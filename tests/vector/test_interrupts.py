@@ -25,6 +25,7 @@ import pytest
 
 from vecspaces.error import NoAsyncCallError
 from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async.pool import WAIT_SLICE_SECONDS
 
 from .envs import TickEnv
 
@@ -191,7 +192,6 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(context: str
                 envs.step(ONES)
             return (time.perf_counter() - started) / count
 
-        before = min(step_times(200) for _ in range(3))
         stop = threading.Event()
         rng = np.random.default_rng(0)
         delays = rng.uniform(0.0005, 0.003, 100_000)
@@ -229,8 +229,9 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(context: str
             assert_next_step_is_right(envs)
         after = min(step_times(200) for _ in range(3))
         assert interrupts > 100 and steps > 100
-        # No lasting damage: steps are as fast as before (a ratio: the old failure was ~7000x slower).
-        assert after < 10 * before, (before, after)
+        # No lasting damage: the old failure made every later step wait out blocking slices (~7000x slower);
+        # a healthy one takes well under a millisecond, so one slice leaves room for any machine's load.
+        assert after < WAIT_SLICE_SECONDS, after
 
 
 @pytest.mark.timeout(60)

@@ -1,4 +1,5 @@
-"""A reply value the main process fails to unpickle: an error naming env and key; the call is over, at full speed."""
+"""A reply value the main process fails to unpickle: an error naming env and key; the call is over, and later steps
+do not wait out blocking slices."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async.pool import WAIT_SLICE_SECONDS
 
 from .envs import CountdownEnv, FailsInMainInfoEnv
 
@@ -34,9 +36,8 @@ def test_an_info_value_failing_to_unpickle_names_env_and_key_and_ends_the_call(c
     fns[failing_env] = functools.partial(FailsInMainInfoEnv, 100)
     with AsyncVectorEnv(fns, context=context, num_workers=2) as envs:
         envs.reset(seed=0)
-        before = median_step_seconds(envs, 90)  # steps 1-90
-        for _ in range(9):
-            envs.step(np.ones(3, dtype=np.int64))  # steps 91-99
+        for _ in range(99):
+            envs.step(np.ones(3, dtype=np.int64))  # steps 1-99
         with pytest.raises(ValueError, match="cannot be rebuilt in the main process") as caught:
             envs.step(np.ones(3, dtype=np.int64))  # step 100
         note = " ".join(caught.value.__notes__)
@@ -46,8 +47,9 @@ def test_an_info_value_failing_to_unpickle_names_env_and_key_and_ends_the_call(c
         assert obs[:, 0].tolist() == [0, 0, 0]
         obs, _, _, _, infos = envs.step(np.ones(3, dtype=np.int64))
         assert obs[:, 0].tolist() == [1, 1, 1] and infos["count"].tolist() == [1, 1, 1]
-        after = median_step_seconds(envs)
-        assert after < 5 * before, (before, after)  # the old failure: every later step ~7000x slower
+        # The old failure: every later step ~7000x slower (~0.4 s), waiting out blocking slices. A healthy one
+        # takes well under a millisecond, so a median within one slice leaves room for any machine's load.
+        assert median_step_seconds(envs) < WAIT_SLICE_SECONDS
 
 
 @pytest.mark.timeout(60)
