@@ -141,6 +141,15 @@ def test_agents_on_this_node_return_observations_through_shared_memory(agents: i
             np.testing.assert_array_equal(mine, reference)
 
 
+def test_a_shared_block_that_does_not_fit_in_dev_shm_is_refused_up_front_and_leaves_no_file() -> None:
+    from vecspaces.vector.ray.shared_block import SharedBlock
+
+    before = set(os.listdir("/dev/shm"))
+    stats = os.statvfs("/dev/shm")
+    assert SharedBlock.create(stats.f_bavail * stats.f_frsize + 2**30) is None  # then steps take the socket
+    assert set(os.listdir("/dev/shm")) == before
+
+
 @pytest.mark.parametrize(
     ("setup", "agents"),
     [("socket", 2), ("ray", 2), ("socket", None)],  # None: one agent, stepping 2 envs itself beside a worker

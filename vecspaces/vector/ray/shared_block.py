@@ -42,15 +42,21 @@ class SharedBlock:
         descriptor = os.open(path, flags, 0o600)
         try:
             if create:
-                os.ftruncate(descriptor, size)
+                # Reserved now, so that a full /dev/shm (64 MB in a default Docker container) fails here, with
+                # ENOSPC, rather than as a SIGBUS in the agent when it first writes a page.
+                os.posix_fallocate(descriptor, 0, size)
             self.memory = mmap.mmap(descriptor, size)
+        except BaseException:
+            if create:
+                os.unlink(path)
+            raise
         finally:
             os.close(descriptor)
         self.path = path
 
     @classmethod
     def create(cls, size: int) -> SharedBlock | None:
-        """A new block of ``size`` bytes under a random name; None where there is no ``/dev/shm`` (or no room).
+        """A new block of ``size`` bytes under a random name; None where there is no ``/dev/shm`` or no room in it.
 
         Example:
             >>> block = SharedBlock.create(16)
