@@ -259,6 +259,30 @@ def test_a_dead_agent_is_replaced_and_its_envs_report_the_restart(setup: str) ->
         assert obs[:, 0].tolist() == [6, 6, 1, 1]
 
 
+def test_the_worker_beside_an_agent_stepping_envs_itself_is_replaced_by_the_agents_pool() -> None:
+    ones = np.ones(4, dtype=np.int64)
+    with make(countdowns(4, length=100), num_agents=None, workers_per_agent=None, restart_agents=True) as envs:
+        envs.reset(seed=0)
+        workers = envs.worker_info()
+        assert [(w["worker"], w["envs"]) for w in workers] == [(-1, [0, 1]), (0, [2, 3])]
+        for _ in range(3):
+            envs.step(ones)
+        os.kill(workers[1]["pid"], signal.SIGKILL)
+        obs, _, _, truncations, infos = envs.step(ones)
+        assert envs.restarts == 0  # the agent lives on: its local pool replaced the worker
+        assert obs[:, 0].tolist() == [4, 4, 0, 0]
+        assert truncations.tolist() == [False, False, True, True]
+        assert infos["_worker_restarted"].tolist() == [False, False, True, True]
+        envs.step(ones)  # NEXT_STEP: the truncated envs are reset
+        envs.send(ones)
+        received = []
+        while len(received) < 4:
+            obs, *_, env_ids = envs.recv()
+            received += env_ids.tolist()
+            assert obs[:, 0].tolist() == [6 if i < 2 else 1 for i in env_ids.tolist()]
+        assert sorted(received) == [0, 1, 2, 3]
+
+
 def test_with_autoreset_disabled_a_restarted_env_must_be_reset_before_its_next_step() -> None:
     with make(countdowns(4, length=100), restart_agents=True, autoreset_mode=AutoresetMode.DISABLED) as envs:
         envs.reset(seed=0)
