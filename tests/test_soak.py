@@ -53,7 +53,15 @@ def test_a_short_soak_returns_only_right_rows_and_never_hangs(
     context: str, storm: dict[str, object], batch_size: int | None
 ) -> None:
     config = soak.SoakConfig(
-        seconds=3.0, context=context, batch_size=batch_size, hang_seconds=5.0, seed=0, verbose=False, **storm
+        # A wait of 15 s is a hang: well past a restart's ~0.1 s, with room for a loaded CI machine (once, in the
+        # full suite, a recv after the storms outlasted 5 s; 120 short soaks alone never came near it).
+        seconds=3.0,
+        context=context,
+        batch_size=batch_size,
+        hang_seconds=15.0,
+        seed=0,
+        verbose=False,
+        **storm,
     )
     result = soak.run_soak(config)
     assert result.steps > 0, result.summary()
