@@ -228,14 +228,7 @@ class Agent:
         return address, authkey
 
     def _serve(self, listener: Listener, plain: PlainStep | None, block: SharedBlock | None) -> None:
-        """Answer the driver's commands, one at a time, until it hangs up."""
-        try:
-            self._answer(listener, plain, block)
-        finally:
-            if block is not None:
-                block.close()  # _answer's array of it is gone, so it unmaps now
-
-    def _answer(self, listener: Listener, plain: PlainStep | None, block: SharedBlock | None) -> None:
+        """Answer the driver's commands, one at a time, until it hangs up (the block unmaps with this frame)."""
         shared = None
         if plain is not None and block is not None:
             shared = block.array(plain.observation_dtype, plain.observation_shape)
