@@ -25,6 +25,7 @@ import pytest
 
 from vecspaces.error import NoAsyncCallError
 from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector._async import interrupts
 from vecspaces.vector._async.pool import WAIT_SLICE_SECONDS
 
 from .envs import TickEnv
@@ -252,3 +253,33 @@ def test_a_handler_installed_after_the_pool_is_deferred_too_and_saved_chains_sta
     with pytest.raises(KeyboardInterrupt):  # after close(), Ctrl-C is Python's default again
         signal.raise_signal(signal.SIGINT)
         time.sleep(0.01)
+
+
+def test_an_ignored_sigint_costs_no_rewrapping_and_a_later_sigterm_handler_is_still_deferred(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A run started in the background (`python train.py &`) ignores SIGINT: not a handler to wrap, so it must not
+    # make every call look for one again (that made tiny steps 11-16% slower: 99-105k against 112-125k).
+    wraps: list[int] = []
+    original = interrupts._wrap_handlers
+    monkeypatch.setattr(interrupts, "_wrap_handlers", lambda: (wraps.append(1), original())[1])
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    caught: list[int] = []
+    try:
+        with tick_pool("fork") as envs:
+            envs.reset()
+            for _ in range(5):
+                envs.step(ONES)
+            assert len(wraps) == 1  # by the constructor only
+            saved = signal.signal(signal.SIGTERM, lambda signum, frame: caught.append(signum))
+            try:
+                envs.step(ONES)  # wraps the new SIGTERM handler
+                assert len(wraps) == 2
+                with interrupts.deferred():
+                    signal.raise_signal(signal.SIGTERM)
+                    assert caught == []  # held back until the deferred section ends
+                assert caught == [signal.SIGTERM]
+            finally:
+                signal.signal(signal.SIGTERM, saved)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -44,7 +44,7 @@ class _Deferral:
 
     def __enter__(self) -> None:
         if _get_ident() == _MAIN_THREAD:
-            if not self.depth and self.watchers and type(_signal.getsignal(signal.SIGINT)) is not _Wrapper:
+            if not self.depth and self.watchers and _an_unwrapped_handler():
                 _wrap_handlers()  # a handler was installed since
             self.depth += 1
 
@@ -115,6 +115,15 @@ def watch() -> None:
         return
     _deferral.watchers += 1
     _wrap_handlers()
+
+
+def _an_unwrapped_handler() -> bool:
+    """Whether a Python handler is installed in front of which no wrapper stands (checked at every deferral)."""
+    for signum in _WRAPPED_SIGNALS:
+        handler = _signal.getsignal(signum)
+        if callable(handler) and type(handler) is not _Wrapper:
+            return True
+    return False
 
 
 def _wrap_handlers() -> None:
