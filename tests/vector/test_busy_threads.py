@@ -10,9 +10,10 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from tests.vector.envs import SleepyEnv
-from vecspaces.error import PerformanceWarning
-from vecspaces.vector import AsyncVectorEnv
+from tests.helpers import assert_same_value
+from tests.vector.envs import CountdownEnv, SleepyEnv
+from vecspaces.error import NoAsyncCallError, PerformanceWarning
+from vecspaces.vector import AsyncVectorEnv, SyncVectorEnv
 from vecspaces.vector._async import busy_threads
 
 pytestmark = pytest.mark.timeout(60)
@@ -61,3 +62,33 @@ def test_a_thread_burning_a_core_during_the_waits_is_warned_of_once_with_the_fix
 
 def test_no_warning_without_busy_threads() -> None:
     assert step_for_a_while() == []
+
+
+def test_where_warnings_are_errors_the_warning_ends_a_finished_call_and_the_pool_stays_whole(
+    spinning_thread: None,
+) -> None:
+    # pytest's `filterwarnings = error` or `python -W error`: raised in the middle of a wait, the warning lost a
+    # completion the pool had taken, and every later step waited a whole blocking slice for it.
+    env_fns = [functools.partial(SleepyEnv, 0.01)] * 2
+    reference = SyncVectorEnv([functools.partial(CountdownEnv, 1000)] * 2)
+    reference.reset(seed=0)
+    actions = np.ones(2, np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerformanceWarning)
+        with AsyncVectorEnv(env_fns, num_workers=2, spin_seconds=0, context="fork") as envs:
+            envs.reset(seed=0)
+            for _ in range(200):
+                reference.step(actions)
+                try:
+                    envs.step(actions)
+                except PerformanceWarning:
+                    break
+            else:
+                pytest.fail("no PerformanceWarning")
+            with pytest.raises(NoAsyncCallError):
+                envs.step_wait()  # the step that warned had ended: nothing is left pending
+            for _ in range(3):
+                expected, *_ = reference.step(actions)
+                observations, *_ = envs.step(actions)
+                assert_same_value(observations, expected)
+            assert envs._pool.inflight.owed == 0

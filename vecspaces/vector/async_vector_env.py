@@ -292,10 +292,12 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         ):
             with DEFERRAL:  # as deferring_signals does, without its wrapper: this is the hot path
                 try:
-                    return self._step_plainly(view, actions)
+                    result = self._step_plainly(view, actions)
                 except BaseException as error:
                     self._gate.abandon_on(error)
                     raise
+            self._pool.busy_threads.warn_if_due()
+            return result
         return self._step_generally(actions)
 
     @deferring_signals

@@ -5,6 +5,9 @@ product, and torch's OpenMP threads do the same: while the workers then step, th
 workers need (on 2 cores, a 2 ms step took 4.3 ms). The pool cannot stop them, but it can see them: while the
 main thread is blocked waiting, the process's CPU time grows only by what its other threads use. Once those
 threads used half a core or more over ``WATCH_SECONDS`` of such waits, the pool warns, once, with the fix.
+
+The warning is issued when the call that found it ends, not in the wait: where warnings are errors (``-W error``,
+pytest's ``filterwarnings = error``), raising it mid-wait would lose a completion the pool had already taken.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ SAMPLE_EVERY = 4
 class BusyThreadsWatch:
     """Measures the CPU the process's other threads use while the main thread is blocked; warns once.
 
-    Call :meth:`blocking` just before a blocking wait and :meth:`unblocked` just after it.
+    Call :meth:`blocking` just before a blocking wait, :meth:`unblocked` just after it, and :meth:`warn_if_due`
+    once the call that waited has settled the pool's state.
     """
 
     def __init__(self) -> None:
         self.warned = False
+        self.due: float | None = None  # the busy share found, until it is warned of
         self.countdown = 1
         self.measuring = False
         self.waited = self.used = 0.0  # seconds blocked, CPU seconds of the other threads meanwhile
@@ -59,14 +64,21 @@ class BusyThreadsWatch:
         self.waited = self.used = 0.0
         if share >= BUSY_SHARE:
             self.warned = True
-            warnings.warn(
-                f"while the workers stepped, other threads of this process kept {share:.1f} of a core busy (numpy's "
-                f"BLAS threads and torch's OpenMP threads busy-wait after each computation), taking it from the "
-                f"workers; run the policy on one thread: threadpoolctl.threadpool_limits(1) around numpy code, "
-                f"torch.set_num_threads(1), or OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1 before Python starts",
-                PerformanceWarning,
-                stacklevel=_first_level_outside_vecspaces(),
-            )
+            self.due = share
+
+    def warn_if_due(self) -> None:
+        """Issue the warning a wait found due (it raises where warnings are errors: the pool is settled by now)."""
+        if self.due is None:
+            return
+        share, self.due = self.due, None
+        warnings.warn(
+            f"while the workers stepped, other threads of this process kept {share:.1f} of a core busy (numpy's "
+            f"BLAS threads and torch's OpenMP threads busy-wait after each computation), taking it from the "
+            f"workers; run the policy on one thread: threadpoolctl.threadpool_limits(1) around numpy code, "
+            f"torch.set_num_threads(1), or OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1 before Python starts",
+            PerformanceWarning,
+            stacklevel=_first_level_outside_vecspaces(),
+        )
 
 
 _PACKAGE_DIRECTORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -35,16 +35,21 @@ DEFERRAL = interrupts.deferred()
 
 
 def deferring_signals(method: Method) -> Method:
-    """Run a method of an object with a ``_gate`` with signals deferred, abandoning the call it interrupts."""
+    """Run a method of an object with a ``_gate`` with signals deferred, abandoning the call it interrupts.
+
+    A performance warning its waits found due is issued once it returned (see ``busy_threads``).
+    """
 
     @functools.wraps(method)
     def deferring(self: Any, *args: Any, **kwargs: Any) -> Any:
         with DEFERRAL:
             try:
-                return method(self, *args, **kwargs)
+                result = method(self, *args, **kwargs)
             except BaseException as error:
                 self._gate.abandon_on(error)
                 raise
+        self._gate.pool.busy_threads.warn_if_due()
+        return result
 
     return deferring  # type: ignore[return-value]
 
