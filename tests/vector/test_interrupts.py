@@ -60,32 +60,65 @@ def tick_pool(context: str, **kwargs: Any) -> AsyncVectorEnv:
 
 @contextmanager
 def sigint_at(instant: int | None) -> Iterator[list[int]]:
-    """Trace the Python code run in the block; raise SIGINT at its ``instant``-th instruction (None: only count)."""
+    """Count the Python instructions run in the block; raise SIGINT at its ``instant``-th one (None: only count)."""
     count = [0]
+
+    def on_instruction() -> None:
+        count[0] += 1
+        if count[0] == instant:
+            signal.raise_signal(signal.SIGINT)
+
+    gc.disable()  # a collection's callbacks (Hypothesis has some) would be traced too, and swallow the interrupt
+    try:
+        with _instruction_events(on_instruction):
+            yield count
+    finally:
+        gc.enable()
+
+
+@contextmanager
+def _instruction_events(callback: Callable[[], None]) -> Iterator[None]:
+    """Call ``callback`` before every bytecode instruction the main thread runs in the block."""
+    if sys.version_info >= (3, 12):
+        # sys.settrace's opcode events are built on sys.monitoring from 3.12 on, and miss the first calls of a code
+        # object (on 3.13.0, 20 of a step's ~900 instructions were reported); the instruction events do not.
+        monitoring = sys.monitoring  # type: ignore[attr-defined]
+        tool = monitoring.DEBUGGER_ID
+        # Claimed once for the whole run: a cleanup longer than switching the events off could be cut short by
+        # the interrupt raised here.
+        if monitoring.get_tool(tool) is None:
+            monitoring.use_tool_id(tool, "interrupt tests")
+        main = threading.get_ident()  # the events come from every thread, settrace's only from this one
+
+        def on_instruction(code: Any, offset: int) -> None:
+            if threading.get_ident() == main:
+                callback()
+
+        monitoring.register_callback(tool, monitoring.events.INSTRUCTION, on_instruction)
+        monitoring.set_events(tool, monitoring.events.INSTRUCTION)
+        try:
+            yield
+        finally:
+            monitoring.set_events(tool, 0)
+        return
 
     def local(frame: FrameType, event: str, arg: Any) -> Any:
         if event == "opcode":
-            count[0] += 1
-            if count[0] == instant:
-                signal.raise_signal(signal.SIGINT)
+            callback()
         return local
 
     def tracer(frame: FrameType, event: str, arg: Any) -> Any:
         frame.f_trace_opcodes = True
         return local
 
-    gc.disable()  # a collection's callbacks (Hypothesis has some) would be traced too, and swallow the interrupt
     sys.settrace(tracer)
     try:
-        yield count
+        yield
     finally:
         sys.settrace(None)
-        gc.enable()
 
 
 def instructions_of(call: Callable[[], Any]) -> int:
-    with sigint_at(None):  # Python 3.12 and 3.13 report no opcode in a process's first tracing session
-        (lambda: None)()
     with sigint_at(None) as count:
         call()
     return count[0]
