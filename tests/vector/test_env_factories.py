@@ -1,4 +1,5 @@
-"""An env factory that returns something other than an env gets a typed error naming it, and leaves no process."""
+"""Bad env_fns (not a list of factories, a factory that returns no env) and start methods get typed errors naming
+them, and leave no process."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import psutil
 import pytest
 
 from tests.vector.envs import CountdownEnv
-from vecspaces.error import InvalidTypeError
+from vecspaces.error import InvalidTypeError, InvalidValueError
 from vecspaces.vector import AsyncVectorEnv, SyncVectorEnv
 
 pytestmark = pytest.mark.timeout(60)
@@ -76,3 +77,36 @@ def test_async_names_the_factory_and_leaves_no_process(context: str, position: i
 def test_a_main_process_env_factory_is_checked_too() -> None:
     with pytest.raises(InvalidTypeError, match=r"env_fns\[1\] did not return an env"):
         AsyncVectorEnv([CountdownEnv, returns_a_number, CountdownEnv], main_process_envs=2, num_workers=1)
+
+
+@pytest.mark.parametrize("vector_env", [SyncVectorEnv, AsyncVectorEnv])
+@pytest.mark.parametrize(
+    ("env_fns", "says"),
+    [
+        pytest.param(CountdownEnv, "(type); pass a list: [env_fn] * n", id="one_factory_not_in_a_list"),
+        pytest.param([CountdownEnv, CountdownEnv()], "at env_fns[1]; pass functions that make the envs", id="an_env"),
+        pytest.param([CountdownEnv, None], "got None (NoneType) at env_fns[1]", id="none"),
+        pytest.param([], "got [] (list)", id="empty"),
+        pytest.param(3, "got 3 (int)", id="a_number"),
+    ],
+)
+def test_env_fns_that_are_not_a_list_of_factories_are_named_with_the_fix(
+    vector_env: Any, env_fns: Any, says: str
+) -> None:
+    before = our_processes()
+    with pytest.raises(InvalidTypeError, match="env_fns is invalid, expected a non-empty list of callables") as error:
+        vector_env(env_fns)
+    assert says in str(error.value)
+    assert our_processes() == before
+
+
+def test_an_unknown_start_method_is_named_before_any_env_is_built() -> None:
+    built: list[int] = []
+
+    def counted() -> CountdownEnv:
+        built.append(1)
+        return CountdownEnv()
+
+    with pytest.raises(InvalidValueError, match=r"context is invalid, expected None or one of 'fork'.*got 'forky'"):
+        AsyncVectorEnv([counted] * 2, context="forky", main_process_envs=1)
+    assert built == []

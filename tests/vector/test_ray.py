@@ -377,6 +377,7 @@ def test_bad_actions_are_refused_before_anything_is_sent() -> None:
         ({"cpus_per_agent": 0}, InvalidValueError, "cpus_per_agent"),
         ({"placement": "everywhere"}, InvalidValueError, "placement"),
         ({"placement": ["no-such-node"]}, InvalidValueError, "not alive"),
+        ({"context": "forky"}, InvalidValueError, "context is invalid, expected None or one of 'fork'"),
     ],
 )
 def test_bad_arguments_are_refused_with_what_was_expected(

@@ -43,7 +43,8 @@ def env_factories(env_fns: Iterable[Callable[[], Any]]) -> list[Callable[[], Any
     """A vector env's ``env_fns`` as a list, checked: a non-empty list of callables.
 
     Raises:
-        InvalidTypeError: ``env_fns`` is empty or holds something that is not callable.
+        InvalidTypeError: ``env_fns`` is not iterable, is empty, or holds something that is not callable (an env
+            made already, most often).
 
     Example:
         >>> env_factories([])  # doctest: +ELLIPSIS
@@ -51,10 +52,24 @@ def env_factories(env_fns: Iterable[Callable[[], Any]]) -> list[Callable[[], Any
         ...
         vecspaces.error.InvalidTypeError: env_fns is invalid, expected a non-empty list of callables, got []...
     """
-    factories = list(env_fns)
-    if not factories or not all(callable(fn) for fn in factories):
+    expected = "a non-empty list of callables"
+    if callable(env_fns) and not isinstance(env_fns, Iterable):
         raise InvalidTypeError(
-            message("env_fns is invalid", expected="a non-empty list of callables", got=show(env_fns))
+            message("env_fns is invalid", expected=expected, got=show(env_fns), fix="pass a list: [env_fn] * n")
+        )
+    if not isinstance(env_fns, Iterable):
+        raise InvalidTypeError(message("env_fns is invalid", expected=expected, got=show(env_fns)))
+    factories = list(env_fns)
+    if not factories:
+        raise InvalidTypeError(message("env_fns is invalid", expected=expected, got=show(env_fns)))
+    for index, fn in enumerate(factories):
+        if callable(fn):
+            continue
+        fix = ""
+        if hasattr(fn, "step") and hasattr(fn, "reset"):  # an env made already
+            fix = "pass functions that make the envs, e.g. lambda: gymnasium.make('CartPole-v1'), not envs"
+        raise InvalidTypeError(
+            message("env_fns is invalid", expected=expected, got=show(fn), at=f"env_fns[{index}]", fix=fix)
         )
     return factories
 

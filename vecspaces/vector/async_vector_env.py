@@ -6,7 +6,6 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -140,6 +139,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.batch_size = options.pool_batch_size(batch_size, self.num_envs)
         self.max_concurrency = options.max_concurrency(max_concurrency)
         options.check_worker(worker)
+        start_context = options.start_context(context)
         local = options.main_process_env_count(main_process_envs, self.num_envs)
         self.num_workers = options.worker_count(num_workers, self.num_envs - local)
         slices = [
@@ -163,9 +163,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         )
 
         local_envs, single_observation, single_action = self._probe(local, from_gymnasium, observation_mode)
-        started = start_pool(
-            multiprocessing.get_context(context), self.env_fns, local_envs, single_observation, single_action, settings
-        )
+        started = start_pool(start_context, self.env_fns, local_envs, single_observation, single_action, settings)
         self._memory, self._local, self._calls, self._pool = started.memory, started.local, started.calls, started.pool
         self._control = self._memory.control()
         self._gate = CallGate(self._calls, self._pool)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import multiprocessing
 import os
+from multiprocessing.context import BaseContext
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ __all__ = [
     "pool_batch_size",
     "restart_attempts",
     "split_envs",
+    "start_context",
     "worker_count",
     "worker_cpus",
 ]
@@ -88,6 +91,15 @@ def pool_batch_size(requested: int | None, num_envs: int) -> int:
             message("batch_size is invalid", expected=f"an int in [1, {num_envs}]", got=show(requested))
         )
     return requested
+
+
+def start_context(requested: Any) -> BaseContext:
+    """The multiprocessing context of a start method's name (None: the platform's default)."""
+    methods = multiprocessing.get_all_start_methods()
+    if requested is not None and requested not in methods:
+        expected = "None or one of " + ", ".join(repr(method) for method in methods)
+        raise InvalidValueError(message("context is invalid", expected=expected, got=show(requested)))
+    return multiprocessing.get_context(requested)
 
 
 def worker_count(requested: int | None, num_envs: int) -> int:

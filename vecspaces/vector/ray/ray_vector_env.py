@@ -131,6 +131,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         observation_mode = as_vecspaces_observation_mode(observation_mode)
         check_observation_mode(observation_mode)
         self.batch_size = options.pool_batch_size(batch_size, self.num_envs)
+        options.start_context(context)  # checked here, before any agent is started to find it wrong
 
         ray = _import_ray()
         self._started_ray = not ray.is_initialized()
