@@ -20,7 +20,7 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.spaces import Space
-from vecspaces.vector._arguments import env_factories, seeds_per_env, split_reset_mask
+from vecspaces.vector._arguments import cast_exactly, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
@@ -281,13 +281,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
         view = self._plain_action_view
-        if (
-            view is not None
-            and self._gate.can_start()
-            and type(actions) is np.ndarray
-            and actions.shape == view.shape
-            and actions.dtype == view.dtype
-        ):
+        if view is not None and self._gate.can_start() and type(actions) is np.ndarray and actions.shape == view.shape:
             with DEFERRAL:  # as deferring_signals does, without its wrapper: this is the hot path
                 try:
                     result = self._step_plainly(view, actions)
@@ -306,11 +300,12 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def _step_plainly(self, view: npt.NDArray[Any], actions: npt.NDArray[Any]) -> StepResult:
         """``step`` in its most common form, with the least work in this process.
 
-        That form: a batch of actions of the exact shape and dtype, array actions and shared observations,
-        every env in a worker, infos of plain numbers only (in shared memory). As soon as anything else shows
-        up (a reply, an error, a slow or dead worker), ``step_wait`` takes over the pending step.
+        That form: a batch of actions of the exact shape (another numeric dtype is cast exactly, as
+        ``step_async`` does: float64 actions for a float32 Box are common), array actions and shared
+        observations, every env in a worker, infos of plain numbers only (in shared memory). As soon as anything
+        else shows up (a reply, an error, a slow or dead worker), ``step_wait`` takes over the pending step.
         """
-        view[...] = actions
+        view[...] = actions if actions.dtype == view.dtype else cast_exactly(actions, view.dtype)
         self._observations.choose()
         self._calls.start(Command.STEP, {})
         started = time.monotonic()
