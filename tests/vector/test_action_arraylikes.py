@@ -369,18 +369,23 @@ def test_bad_seeds_are_refused_naming_the_index(seed: Any, error: type[Exception
 
 
 @pytest.mark.timeout(60)
-def test_async_float64_actions_for_a_float32_box_take_the_plain_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    # numpy's default float is float64: such actions once took the general path of step(), 40% slower.
+@pytest.mark.parametrize("form", ["float64", "lists", "tuples"])
+def test_async_actions_that_convert_take_the_plain_step(monkeypatch: pytest.MonkeyPatch, form: str) -> None:
+    # numpy's default float is float64, and Gymnasium's examples step with lists: such actions once took the
+    # general path of step(), 25-40% slower.
     fns = [functools.partial(EchoEnv, "box_f32") for _ in range(2)]
     with AsyncVectorEnv(fns, context=CONTEXT, num_workers=2, timeout=30) as envs:
         envs.reset(seed=0)
         monkeypatch.setattr(envs, "_step_generally", lambda actions: pytest.fail("the general path was taken"))
-        actions = np.random.default_rng(0).uniform(-1, 1, envs.action_space.shape)  # float64
-        observations, *_ = envs.step(actions)
-        assert_same_value(observations, actions.astype(np.float32))
+        batch = np.random.default_rng(0).uniform(-1, 1, envs.action_space.shape)  # float64
+        given = {"float64": batch, "lists": batch.tolist(), "tuples": tuple(map(tuple, batch.tolist()))}[form]
+        observations, *_ = envs.step(given)
+        assert_same_value(observations, batch.astype(np.float32))
         with pytest.raises(InvalidValueError, match="overflows float32"):
             envs.step(np.full(envs.action_space.shape, 1e300))
-        observations, *_ = envs.step(actions * 0.5)  # nothing is left pending by the refused step
+        with pytest.raises(InvalidTypeError, match="wrong dtype"):
+            envs.step([["a"] * 3] * 2)
+        observations, *_ = envs.step(batch * 0.5)  # nothing is left pending by the refused steps
         received = envs.get_attr("received")
-    assert_same_value(observations, (actions * 0.5).astype(np.float32))
+    assert_same_value(observations, (batch * 0.5).astype(np.float32))
     assert [len(actions) for actions in received] == [2, 2]

@@ -20,7 +20,7 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.spaces import Space
-from vecspaces.vector._arguments import cast_exactly, env_factories, seeds_per_env, split_reset_mask
+from vecspaces.vector._arguments import as_action_batch, cast_exactly, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
@@ -281,7 +281,11 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
         view = self._plain_action_view
-        if view is not None and self._gate.can_start() and type(actions) is np.ndarray and actions.shape == view.shape:
+        if view is not None and self._gate.can_start():
+            if type(actions) is not np.ndarray:  # a list, a tensor...: converted (or refused) as step_async does
+                actions = as_action_batch(self._actions.spaces.action_space, actions)
+            if type(actions) is not np.ndarray or actions.shape != view.shape:
+                return self._step_generally(actions)  # refuses the shape, with the general path's message
             with DEFERRAL:  # as deferring_signals does, without its wrapper: this is the hot path
                 try:
                     result = self._step_plainly(view, actions)
