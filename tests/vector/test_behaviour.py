@@ -10,7 +10,7 @@ import pytest
 
 from tests.catalog import CATALOG, make
 from tests.helpers import assert_same_value
-from tests.vector.envs import CountdownEnv, SpaceEnv
+from tests.vector.envs import CountdownEnv, FaultyEnv, SpaceEnv
 from vecspaces.error import EpisodeEndedError, SpaceMismatchError
 from vecspaces.spaces import Box, Discrete
 from vecspaces.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
@@ -289,3 +289,17 @@ def test_copy_false_returns_one_buffer_overwritten_by_the_next_step(backend: str
 
 def test_catalog_is_covered() -> None:
     assert set(SPACE_IDS) <= set(CATALOG)
+
+
+def test_an_env_that_raises_in_step_is_named_and_its_error_keeps_its_type(backend: str) -> None:
+    env_fns = [*countdowns(5, 5), functools.partial(FaultyEnv, "raise", at_step=2)]
+    with make_vector_env(backend, env_fns) as envs:
+        envs.reset(seed=0)
+        envs.step(np.ones(3, np.int64))
+        with pytest.raises(KeyError) as caught:
+            envs.step(np.ones(3, np.int64))
+    chain = [caught.value, caught.value.__cause__]
+    text = " ".join(
+        str(part) for error in chain if error is not None for part in [error, *getattr(error, "__notes__", [])]
+    )
+    assert "raised by env 2 during step" in text
