@@ -53,15 +53,10 @@ def env_factories(env_fns: Iterable[Callable[[], Any]]) -> list[Callable[[], Any
         vecspaces.error.InvalidTypeError: env_fns is invalid, expected a non-empty list of callables, got []...
     """
     expected = "a non-empty list of callables"
-    if callable(env_fns) and not isinstance(env_fns, Iterable):
-        raise InvalidTypeError(
-            message("env_fns is invalid", expected=expected, got=show(env_fns), fix="pass a list: [env_fn] * n")
-        )
-    if not isinstance(env_fns, Iterable):
-        raise InvalidTypeError(message("env_fns is invalid", expected=expected, got=show(env_fns)))
-    factories = list(env_fns)
+    factories = list(env_fns) if isinstance(env_fns, Iterable) else []
     if not factories:
-        raise InvalidTypeError(message("env_fns is invalid", expected=expected, got=show(env_fns)))
+        fix = "pass a list: [env_fn] * n" if callable(env_fns) else ""
+        raise InvalidTypeError(message("env_fns is invalid", expected=expected, got=show(env_fns), fix=fix))
     for index, fn in enumerate(factories):
         if callable(fn):
             continue

@@ -20,7 +20,7 @@ from vecspaces.error import (
     show,
 )
 from vecspaces.spaces import Space
-from vecspaces.vector._arguments import as_action_batch, cast_exactly, env_factories, seeds_per_env, split_reset_mask
+from vecspaces.vector._arguments import env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
@@ -280,15 +280,10 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def step(self, actions: Any) -> StepResult:
         """Step every sub-env with its action; see :meth:`step_async` and :meth:`step_wait`."""
-        view = self._plain_action_view
-        if view is not None and self._gate.can_start():
-            if type(actions) is not np.ndarray:  # a list, a tensor...: converted (or refused) as step_async does
-                actions = as_action_batch(self._actions.spaces.action_space, actions)
-            if type(actions) is not np.ndarray or actions.shape != view.shape:
-                return self._step_generally(actions)  # refuses the shape, with the general path's message
+        if self._plain_action_view is not None and self._gate.can_start():
             with DEFERRAL:  # as deferring_signals does, without its wrapper: this is the hot path
                 try:
-                    result = self._step_plainly(view, actions)
+                    result = self._step_plainly(actions)
                 except BaseException as error:
                     self._gate.abandon_on(error)
                     raise
@@ -301,15 +296,15 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.step_async(actions)
         return self.step_wait()
 
-    def _step_plainly(self, view: npt.NDArray[Any], actions: npt.NDArray[Any]) -> StepResult:
+    def _step_plainly(self, actions: Any) -> StepResult:
         """``step`` in its most common form, with the least work in this process.
 
-        That form: a batch of actions of the exact shape (another numeric dtype is cast exactly, as
-        ``step_async`` does: float64 actions for a float32 Box are common), array actions and shared
-        observations, every env in a worker, infos of plain numbers only (in shared memory). As soon as anything
-        else shows up (a reply, an error, a slow or dead worker), ``step_wait`` takes over the pending step.
+        That form: an action space of one array (its actions written in one assignment, whatever array-like
+        they come as), shared observations, every env in a worker, infos of plain numbers only (in shared
+        memory). As soon as anything else shows up (a reply, an error, a slow or dead worker), ``step_wait``
+        takes over the pending step.
         """
-        view[...] = actions if actions.dtype == view.dtype else cast_exactly(actions, view.dtype)
+        self._actions.write(actions, self._all_envs)  # converted once, or refused as step_async does
         self._observations.choose()
         self._calls.start(Command.STEP, {})
         started = time.monotonic()

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
-from vecspaces.vector._arguments import actions_per_env, cast_exactly
+from vecspaces.vector._arguments import actions_per_env, as_action_batch, cast_exactly
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._spaces import VectorSpaces
@@ -50,20 +50,25 @@ class ActionWriter:
         """
         view = self.view
         count = len(envs)
-        if view is not None and type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
-            if actions.dtype != view.dtype:
-                actions = cast_exactly(actions, view.dtype, "actions")
-            if type(envs) is range and count == self.num_envs:  # every env, in order
-                view[...] = actions
-            else:
-                view[list(envs)] = actions
-            return {}
-        spaces = self.spaces
-        action_space = spaces.action_space if count == self.num_envs else batch_space(spaces.single_action_space, count)
-        env_actions = actions_per_env(action_space, actions, count)
+        if view is not None:
+            if type(actions) is not np.ndarray:  # a list, a tensor...: converted as a whole, as actions_per_env does
+                actions = as_action_batch(self._batched_space(count), actions)
+            if type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
+                if actions.dtype != view.dtype:
+                    actions = cast_exactly(actions, view.dtype, "actions")
+                if type(envs) is range and count == self.num_envs:  # every env, in order
+                    view[...] = actions
+                else:
+                    view[list(envs)] = actions
+                return {}
+        env_actions = actions_per_env(self._batched_space(count), actions, count)
         if self.piped:
             # The fixed-size leaves go to shared memory; only the variable-size ones travel with the command.
             return self.memory.write_actions(envs, env_actions, self.worker_of)
         for i, action in zip(envs, env_actions, strict=True):
             self.memory.actions.write(i, action)
         return {}
+
+    def _batched_space(self, count: int) -> Any:
+        spaces = self.spaces
+        return spaces.action_space if count == self.num_envs else batch_space(spaces.single_action_space, count)
