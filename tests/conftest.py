@@ -1,4 +1,5 @@
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -8,6 +9,11 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fast", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("fast" if os.environ.get("FAST") else "ci")
+
+# A run started in the background (`python -m pytest &`) inherits SIGINT ignored, and the Ctrl-C tests raise
+# SIGINT: they need Python's own handler, as a run in a terminal has.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # -- Ray ---------------------------------------------------------------------------------------------------------
