@@ -81,10 +81,10 @@ def test_constructor_errors(spaces: Any, error: type[Exception], words: str) -> 
         OneOf(spaces)
 
 
-def test_gymnasium_space_gets_a_hint() -> None:
+def test_a_gymnasium_branch_is_converted() -> None:
     gym_spaces = pytest.importorskip("gymnasium.spaces")
-    with pytest.raises(InvalidTypeError, match="from_gymnasium"):
-        OneOf([gym_spaces.Discrete(2)])
+    space = OneOf([gym_spaces.Discrete(2), Box(0, 1, (2,))])
+    assert space == OneOf([Discrete(2), Box(0, 1, (2,))]) and type(space.spaces[0]) is Discrete
 
 
 def test_is_np_flattenable() -> None:

@@ -293,7 +293,8 @@ UNCONVERTIBLE = {
     "too few rows": (Box(0, 1, (2,)), [[0.1, 0.2]], InvalidValueError, ["wrong batch size", "got 1 actions"]),
     "wrong shape": (Discrete(3), [[1], [2]], InvalidValueError, ["wrong shape", "a batch of 2 actions"]),
     "array of the wrong shape": (Discrete(3), np.array([1, 2, 0]), InvalidValueError, ["wrong shape"]),
-    "a scalar": (Discrete(3), 1, InvalidValueError, ["wrong shape"]),
+    "a scalar": (Discrete(3), 1, InvalidTypeError, ["a single value, not a batch", "a batch of 2 actions"]),
+    "a 0-d array": (Box(0, 1), np.array(0.5), InvalidTypeError, ["a single value, not a batch"]),
     "missing key": (TWO_FORCES, {"force": [[0, 0], [0, 0]]}, InvalidValueError, ["missing a key", "actions['gear']"]),
     "extra key": (
         TWO_FORCES,

@@ -18,15 +18,19 @@ needs it, and a value is a Gymnasium space only if ``gymnasium.spaces`` was impo
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from typing import Any
+
+import numpy as np
 
 from vecspaces._space import Space, space_kinds
 from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, message, show
 
 __all__ = [
     "Converter",
+    "GymnasiumCustomSpace",
+    "adopt",
     "convert_from_gymnasium",
     "convert_to_gymnasium",
     "converters",
@@ -51,7 +55,8 @@ def register_converter(kind: type[Space[Any]]) -> Callable[[Converter], Converte
     ``converter(space, lib, child, seed)`` reads the parameters of ``space`` (a space of either library) and
     builds the same space with ``lib``'s class of the kind's name, calling ``child(sub, suffix)`` for each
     nested space (``suffix`` is its place in error paths, e.g. ``"['a']"``) and passing ``seed`` on. A kind
-    without a converter is refused by both conversions with a :class:`~vecspaces.error.CustomSpaceError`.
+    without a converter is refused with a :class:`~vecspaces.error.CustomSpaceError`, except that
+    :func:`from_gymnasium` holds a custom Gymnasium space in a :class:`GymnasiumCustomSpace`.
 
     Args:
         kind: a kind of space (a class marked with :func:`~vecspaces._space.space_kind`).
@@ -104,6 +109,92 @@ class _Vecspaces:
 
 
 _VECSPACES = _Vecspaces()
+
+
+class GymnasiumCustomSpace(Space[Any]):
+    """A space of a custom Gymnasium kind, held as it is: what :func:`from_gymnasium` gives for one.
+
+    A custom kind (a user's subclass of ``gymnasium.spaces.Space``) has no vecspaces counterpart to rebuild it
+    as, so vecspaces holds the Gymnasium space and treats it as one of its own custom spaces: batched as a
+    Tuple of copies, its values opaque (a worker pool sends them through its pipe). Sampling, membership,
+    seeding, JSON and equality are the Gymnasium space's own; :func:`to_gymnasium` gives the space back.
+
+    Args:
+        space: the Gymnasium space.
+
+    Example:
+        >>> import gymnasium
+        >>> class Coin(gymnasium.spaces.Space):
+        ...     def sample(self, mask=None, probability=None):
+        ...         return int(self.np_random.integers(2))
+        ...     def contains(self, x):
+        ...         return x in (0, 1)
+        >>> coin = from_gymnasium(Coin())
+        >>> coin.contains(1), coin.contains(2), to_gymnasium(coin) is coin.space
+        (True, False, True)
+    """
+
+    def __init__(self, space: Any) -> None:
+        self.space = space
+        super().__init__(space.shape, space.dtype)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The Gymnasium space's generator."""
+        rng: np.random.Generator = self.space.np_random
+        return rng
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        """What the Gymnasium space says."""
+        return bool(self.space.is_np_flattenable)
+
+    def sample(self, mask: Any | None = None, probability: Any | None = None) -> Any:
+        """A sample of the Gymnasium space (``mask`` and ``probability`` are passed on only when given)."""
+        given = {key: value for key, value in (("mask", mask), ("probability", probability)) if value is not None}
+        return self.space.sample(**given)
+
+    def contains(self, x: Any) -> bool:
+        """Whether the Gymnasium space contains ``x``."""
+        return bool(self.space.contains(x))
+
+    def seed(self, seed: Any = None) -> Any:
+        """Seed the Gymnasium space; returns what its ``seed`` returns."""
+        return self.space.seed(seed)
+
+    def to_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:
+        """The Gymnasium space's JSON form of a batch of samples."""
+        return list(self.space.to_jsonable(sample_n))
+
+    def from_jsonable(self, sample_n: Iterable[Any]) -> list[Any]:
+        """The Gymnasium space's samples from their JSON form."""
+        return list(self.space.from_jsonable(sample_n))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, GymnasiumCustomSpace):
+            other = other.space
+        return bool(self.space == other)
+
+    def __repr__(self) -> str:
+        return repr(self.space)
+
+
+def adopt(value: Any) -> Space[Any] | None:
+    """``value`` as a vecspaces space: itself, a Gymnasium space converted by :func:`from_gymnasium`, or None.
+
+    Composite spaces and vector envs take their children or sub-env spaces through this, so Gymnasium spaces
+    (custom kinds included) work wherever vecspaces spaces do; None tells the caller ``value`` is no space.
+
+    Example:
+        >>> import gymnasium
+        >>> adopt(gymnasium.spaces.Discrete(2)), adopt("Discrete(2)")
+        (Discrete(2), None)
+    """
+    if isinstance(value, Space):
+        return value
+    if is_gymnasium_space(value):
+        return from_gymnasium(value)
+    return None
 
 
 def is_gymnasium_space_class(cls: type) -> bool:
@@ -168,11 +259,18 @@ def equals_gymnasium(space: Space[Any], other: object) -> bool:
     return bool(space.__eq__(converted))
 
 
-def _convert(space: Any, source: Any, target: Any, caller: str, path: str) -> Any:
-    """Rebuild ``space``, a space of library ``source``, as a space of library ``target``."""
+def _convert(space: Any, source: Any, target: Any, caller: str, path: str, hold_custom: bool = False) -> Any:
+    """Rebuild ``space``, a space of library ``source``, as a space of library ``target``.
+
+    A custom Gymnasium kind is refused, or with ``hold_custom`` held in a :class:`GymnasiumCustomSpace`.
+    """
     if isinstance(space, target.Space):
         return space
+    if isinstance(space, GymnasiumCustomSpace):
+        return space.space
     converter = _converter_for(type(space), source)
+    if converter is None and hold_custom and target is _VECSPACES:
+        return GymnasiumCustomSpace(space)
     if converter is None:
         kind = type(space)
         raise CustomSpaceError(
@@ -190,7 +288,7 @@ def _convert(space: Any, source: Any, target: Any, caller: str, path: str) -> An
     seed = None if rng is None else deepcopy(rng)
 
     def child(sub: Any, suffix: str) -> Any:
-        return _convert(sub, source, target, caller, path + suffix)
+        return _convert(sub, source, target, caller, path + suffix, hold_custom)
 
     return converter(space, target, child, seed)
 
@@ -227,18 +325,18 @@ def from_gymnasium(space: Any) -> Space[Any]:
     Every parameter is kept (bounds, dtype, ``start``, ``nvec``, the charset in its index order, the key
     order of a Dict, ``stack``, a missing edge space), and the new space samples the same next values as the
     original from a copy of its random generator. A subclass of a built-in Gymnasium space converts as that
-    built-in kind. A vecspaces space is returned unchanged.
+    built-in kind. A space of a custom Gymnasium kind, which has no vecspaces counterpart, is held as it is in
+    a :class:`GymnasiumCustomSpace` (nested ones too), which vecspaces treats as a custom space of its own.
+    A vecspaces space is returned unchanged.
 
     Args:
-        space: a ``gymnasium.spaces.Space`` of one of the 10 built-in kinds, or a vecspaces space.
+        space: a ``gymnasium.spaces.Space``, or a vecspaces space.
 
     Returns:
         The vecspaces space.
 
     Raises:
         InvalidTypeError: ``space`` is not a space of either library.
-        CustomSpaceError: ``space`` (or a child of it) is a custom Gymnasium space kind with no vecspaces
-            counterpart.
 
     Example:
         >>> import gymnasium
@@ -260,7 +358,7 @@ def from_gymnasium(space: Any) -> Space[Any]:
                 got=show(space),
             )
         )
-    converted: Space[Any] = _convert(space, source, target, "from_gymnasium", "space")
+    converted: Space[Any] = _convert(space, source, target, "from_gymnasium", "space", hold_custom=True)
     return converted
 
 

@@ -17,6 +17,9 @@ kernels' (and the stacking helpers') whole view of a container:
 Errors inside nested containers name the full path of the offending part, e.g.
 ``mask['camera'][1]: ...``: a container that catches a child's error re-raises it with its own key prefixed
 (:func:`relocate`).
+
+Every composite space (these two, and Sequence, Graph and OneOf) takes its child spaces through
+:func:`adopt_child`, which converts a Gymnasium child to its vecspaces form.
 """
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from vecspaces._ops.gymnasium import adopt
 from vecspaces._space import Space, derive_seeds, make_rng
 from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import reject_both
 
-__all__ = ["Container", "located", "relocate"]
+__all__ = ["Container", "adopt_child", "located", "relocate"]
 
 T = TypeVar("T")
 
@@ -47,6 +51,39 @@ def located(kind: type[Error], root: str, problem: str, *, expected: str, got: s
         'seed: wrong length for a Tuple, expected 2 entries, got 3'
     """
     return _render(kind, root, "", message(problem, expected=expected, got=got))
+
+
+def adopt_child(value: Any, problem: str, *, expected: str, at: str = "") -> Space[Any]:
+    """``value`` as a child space of a composite: itself, or a Gymnasium space converted to vecspaces.
+
+    A Gymnasium space of a built-in kind becomes its vecspaces equivalent, with a copy of its generator; one of
+    a custom kind is held in a ``GymnasiumCustomSpace`` (see :func:`vecspaces._ops.gymnasium.adopt`).
+
+    Args:
+        value: the child given to the composite's constructor or setter.
+        problem: the error message's subject and broken constraint, e.g. ``"Tuple child is not a space"``.
+        expected: the form the message says would have been accepted.
+        at: where ``value`` is among the constructor's arguments, e.g. ``"spaces[2]"``, or empty.
+
+    Returns:
+        The vecspaces space to store.
+
+    Raises:
+        InvalidTypeError: ``value`` is a space of neither library; the message is built from the arguments.
+
+    Example:
+        >>> import gymnasium
+        >>> adopt_child(gymnasium.spaces.Discrete(3), "child is not a space", expected="a space")
+        Discrete(3)
+        >>> adopt_child("Discrete(3)", "child is not a space", expected="a space", at="spaces[0]")
+        Traceback (most recent call last):
+        ...
+        vecspaces.error.InvalidTypeError: child is not a space, expected a space, got 'Discrete(3)' (str) at spaces[0]
+    """
+    space = adopt(value)
+    if space is None:
+        raise InvalidTypeError(message(problem, expected=expected, got=show(value), at=at))
+    return space
 
 
 def relocate(error: Error, segment: str, root: str) -> Error:

@@ -10,10 +10,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._ops.gymnasium import equals_gymnasium, is_gymnasium_space
 from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces._container import Container, located
+from vecspaces.spaces._container import Container, adopt_child, located
 
 __all__ = ["Dict"]
 
@@ -25,21 +25,23 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
     The key order is decided once, when the space is built, and every operation (sampling, flattening,
     batching) follows it:
 
-    - an ``OrderedDict`` or another ``Dict`` space keeps its order;
+    - an ``OrderedDict`` or another ``Dict`` space (vecspaces' or Gymnasium's) keeps its order;
     - any other mapping is sorted by key, as Gymnasium does for backward compatibility, unless the keys are
       not comparable (or ``sort_keys=False``), in which case it keeps its insertion order;
     - a sequence of ``(key, space)`` pairs keeps its order;
     - keyword arguments are appended after ``spaces``, in the order given.
 
     Args:
-        spaces: a mapping or a sequence of ``(key, space)`` pairs, or None.
+        spaces: a mapping or a sequence of ``(key, space)`` pairs, or None; Gymnasium spaces (children, or a
+            Gymnasium Dict as the whole mapping) are converted to vecspaces.
         seed: an int, None, a dict of per-key seeds, or a ``numpy.random.Generator`` used as the space's own
             generator (see :meth:`seed`).
         sort_keys: whether to sort the keys of a plain mapping.
-        **spaces_kwargs: more children, by keyword.
+        **spaces_kwargs: more children, by keyword (Gymnasium spaces converted too).
 
     Raises:
-        InvalidTypeError: ``spaces`` is neither a mapping nor a sequence of pairs, or a child is not a Space.
+        InvalidTypeError: ``spaces`` is neither a mapping nor a sequence of pairs, or a child is not a space of
+            either library.
         InvalidValueError: a key is given twice.
 
     Example:
@@ -76,12 +78,7 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
                     )
                 )
             children[key] = space
-        for key, space in children.items():
-            if not isinstance(space, Space):
-                raise InvalidTypeError(
-                    message(f"Dict child {key!r} is not a space", expected="a Space instance", got=show(space))
-                )
-        self.spaces = children
+        self.spaces = {key: _adopt(key, space) for key, space in children.items()}
         super().__init__(None, None, cast(Any, seed))  # seed() also takes per-key seeds
 
     # The container protocol (see vecspaces.spaces._container).
@@ -193,11 +190,16 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
         return self.spaces[key]
 
     def __setitem__(self, key: str, value: Space[Any]) -> None:
-        if not isinstance(value, Space):
-            raise InvalidTypeError(
-                message(f"Dict child {key!r} is not a space", expected="a Space instance", got=show(value))
-            )
-        self.spaces[key] = value
+        """Set the child under ``key`` (a Gymnasium space is converted to vecspaces).
+
+        Example:
+            >>> from vecspaces.spaces import Dict, Discrete
+            >>> space = Dict(a=Discrete(2))
+            >>> space["b"] = Discrete(3)
+            >>> space
+            Dict('a': Discrete(2), 'b': Discrete(3))
+        """
+        self.spaces[key] = _adopt(key, value)
         self._kernel_cache.clear()  # what the kernels derived from the children
 
     def __iter__(self) -> Iterator[str]:
@@ -251,11 +253,16 @@ class Dict(Container[dict[str, Any]], typing.Mapping[str, Space[Any]]):
             self.sort_keys = True
 
 
+def _adopt(key: Any, space: Any) -> Space[Any]:
+    """The child ``space`` given under ``key``, a Gymnasium space converted; an error for a non-space."""
+    return adopt_child(space, f"Dict child {key!r} is not a space", expected="a Space instance")
+
+
 def _ordered_children(spaces: Any, sort_keys: bool) -> dict[Any, Any]:
     """The children of ``spaces`` as a plain dict in the order the Dict space will keep."""
     if spaces is None:
         return {}
-    if isinstance(spaces, (OrderedDict, Dict)):
+    if isinstance(spaces, (OrderedDict, Dict)) or is_gymnasium_space(spaces):  # a Dict space keeps its order
         return dict(spaces.items())
     if isinstance(spaces, Mapping):
         if sort_keys:

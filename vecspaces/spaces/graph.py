@@ -13,7 +13,7 @@ from vecspaces._ops.batch import batch_space
 from vecspaces._ops.gymnasium import equals_gymnasium
 from vecspaces._space import Space, derive_seeds, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces._container import Container
+from vecspaces.spaces._container import Container, adopt_child
 from vecspaces.spaces._masks import reject_both
 from vecspaces.spaces._stacking import stack_items, unstack
 
@@ -52,8 +52,9 @@ class Graph(Space[GraphInstance]):
     """Graphs whose nodes and edges carry features from a node space and an edge space.
 
     Args:
-        node_space: the space of one node's features (any space).
-        edge_space: the space of one edge's features (any space), or None for graphs without edges.
+        node_space: the space of one node's features (any space; a Gymnasium space is converted to vecspaces).
+        edge_space: the space of one edge's features (any space, converted likewise), or None for graphs
+            without edges.
         seed: an int, ``None``, a tuple of seeds, or a ``numpy.random.Generator`` used as the graph's own
             sampler (see :meth:`seed`).
 
@@ -81,18 +82,9 @@ class Graph(Space[GraphInstance]):
         edge_space: Space[Any] | None,
         seed: int | np.random.Generator | None = None,
     ) -> None:
-        if not isinstance(node_space, Space):
-            raise InvalidTypeError(
-                message("Graph node space is not a space", expected="a vecspaces Space", got=show(node_space))
-            )
-        if edge_space is not None and not isinstance(edge_space, Space):
-            raise InvalidTypeError(
-                message(
-                    "Graph edge space is not a space",
-                    expected="a vecspaces Space or None",
-                    got=show(edge_space),
-                )
-            )
+        node_space = adopt_child(node_space, "Graph node space is not a space", expected="a space")
+        if edge_space is not None:
+            edge_space = adopt_child(edge_space, "Graph edge space is not a space", expected="a space or None")
         self.node_space = node_space
         self.edge_space = edge_space
         # The batched form of one node / edge; its kernels iterate a batch of any size.

@@ -10,6 +10,7 @@ import numpy as np
 from vecspaces._ops.gymnasium import equals_gymnasium
 from vecspaces._space import Space, derive_seeds, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces._container import adopt_child
 from vecspaces.spaces._masks import reject_both
 from vecspaces.spaces.dict import Dict
 from vecspaces.spaces.tuple import Tuple
@@ -24,7 +25,7 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
     """The direct sum of spaces: a value is ``(index, value)`` with ``value`` in ``spaces[index]``.
 
     Args:
-        spaces: the branches, a non-empty iterable of spaces.
+        spaces: the branches, a non-empty iterable of spaces; Gymnasium spaces are converted to vecspaces.
         seed: an int, None, a tuple of ``len(spaces) + 1`` seeds (this space's, then each branch's), or a
             ``numpy.random.Generator`` used as this space's sampler (the branches keep their own).
 
@@ -43,23 +44,16 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
     """
 
     def __init__(self, spaces: Iterable[Space[T_co]], seed: int | np.random.Generator | None = None) -> None:
-        expected = "a non-empty iterable of vecspaces spaces"
+        expected = "a non-empty iterable of spaces"
         if not isinstance(spaces, Iterable):
             raise InvalidTypeError(message("OneOf spaces is not iterable", expected=expected, got=show(spaces)))
-        self.spaces: tuple[Space[T_co], ...] = tuple(spaces)
-        if not self.spaces:
+        given = tuple(spaces)
+        if not given:
             raise InvalidValueError(message("OneOf needs at least one space", expected=expected, got="no spaces"))
-        for index, space in enumerate(self.spaces):
-            if not isinstance(space, Space):
-                raise InvalidTypeError(
-                    message(
-                        "OneOf holds something that is not a space",
-                        expected=expected,
-                        got=show(space),
-                        at=f"spaces[{index}]",
-                        fix="convert Gymnasium spaces with vecspaces.spaces.from_gymnasium",
-                    )
-                )
+        self.spaces: tuple[Space[T_co], ...] = tuple(
+            adopt_child(space, "OneOf holds something that is not a space", expected=expected, at=f"spaces[{index}]")
+            for index, space in enumerate(given)
+        )
         super().__init__(None, None, seed)
 
     @property

@@ -12,6 +12,7 @@ from vecspaces._ops.batch import batch_space
 from vecspaces._ops.gymnasium import equals_gymnasium
 from vecspaces._space import Space, derive_seeds, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.spaces._container import adopt_child
 from vecspaces.spaces._masks import reject_both
 from vecspaces.spaces._stacking import stack_items, unstack
 
@@ -33,7 +34,7 @@ class Sequence(Space[Any]):
     sequence is a stack of length 0 (``shape (0, *feature.shape)``), where Gymnasium fails to build one.
 
     Args:
-        space: the feature space every item belongs to.
+        space: the feature space every item belongs to; a Gymnasium space is converted to vecspaces.
         seed: an int, ``None``, a ``(sequence seed, feature seed)`` pair, or a ``numpy.random.Generator`` used
             as the sequence's own sampler (see :meth:`seed`).
         stack: whether values are stacked rather than tuples of items.
@@ -58,10 +59,7 @@ class Sequence(Space[Any]):
     stacked_feature_space: Space[Any]
 
     def __init__(self, space: Space[Any], seed: int | np.random.Generator | None = None, stack: bool = False) -> None:
-        if not isinstance(space, Space):
-            raise InvalidTypeError(
-                message("Sequence feature space is not a space", expected="a vecspaces Space", got=show(space))
-            )
+        space = adopt_child(space, "Sequence feature space is not a space", expected="a space")
         if not (isinstance(stack, (bool, np.bool_)) or (isinstance(stack, int) and stack in (0, 1))):
             raise InvalidTypeError(message("Sequence stack is not a bool", expected="True or False", got=show(stack)))
         self.feature_space = space

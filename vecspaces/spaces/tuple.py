@@ -11,7 +11,7 @@ import numpy as np
 from vecspaces._ops.gymnasium import equals_gymnasium
 from vecspaces._space import Space, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces._container import Container, located
+from vecspaces.spaces._container import Container, adopt_child, located
 
 __all__ = ["Tuple"]
 
@@ -24,12 +24,12 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
     ``len``, iteration, ``count`` and ``index``.
 
     Args:
-        spaces: an iterable of spaces.
+        spaces: an iterable of spaces; Gymnasium spaces are converted to vecspaces.
         seed: an int, None, a tuple or list of per-child seeds, or a ``numpy.random.Generator`` used as the
             space's own generator (see :meth:`seed`).
 
     Raises:
-        InvalidTypeError: ``spaces`` is not iterable, or one of its items is not a Space.
+        InvalidTypeError: ``spaces`` is not iterable, or one of its items is not a space of either library.
 
     Example:
         >>> from vecspaces.spaces import Box, Discrete, Tuple
@@ -51,22 +51,15 @@ class Tuple(Container[tuple[Any, ...]], typing.Sequence[Space[Any]]):
         seed: int | typing.Sequence[Any] | np.random.Generator | None = None,
     ) -> None:
         try:
-            children = tuple(spaces)
+            given = tuple(spaces)
         except TypeError:
             raise InvalidTypeError(
                 message("Tuple spaces is not iterable", expected="an iterable of spaces", got=show(spaces))
             ) from None
-        for index, space in enumerate(children):
-            if not isinstance(space, Space):
-                raise InvalidTypeError(
-                    message(
-                        "Tuple child is not a space",
-                        expected="a Space instance",
-                        got=show(space),
-                        at=f"spaces[{index}]",
-                    )
-                )
-        self.spaces = children
+        self.spaces = tuple(
+            adopt_child(space, "Tuple child is not a space", expected="a Space instance", at=f"spaces[{index}]")
+            for index, space in enumerate(given)
+        )
         super().__init__(None, None, cast(Any, seed))  # seed() also takes per-child seeds
 
     # The container protocol (see vecspaces.spaces._container).

@@ -160,7 +160,8 @@ def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> li
     Raises:
         InvalidValueError: the actions do not form a batch of ``num_envs`` actions of the space, or a value
             would change when cast to the space's dtype.
-        InvalidTypeError: an array leaf holds values of a non-numeric dtype (strings, objects, complex).
+        InvalidTypeError: an array leaf holds values of a non-numeric dtype (strings, objects, complex), or
+            ``actions`` is a single number instead of a batch.
 
     Example:
         >>> from vecspaces.spaces import Discrete
@@ -172,6 +173,10 @@ def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> li
     shape = action_space.shape
     if shape is not None and isinstance(actions, np.ndarray):
         if actions.shape != shape:
+            if _is_single_value(actions):
+                raise InvalidTypeError(
+                    _bad_actions("actions is a single value, not a batch", action_space, actions, num_envs)
+                )
             raise InvalidValueError(_bad_actions("actions has the wrong shape", action_space, actions, num_envs))
         if type(actions) is not np.ndarray or actions.dtype != action_space.dtype:
             actions = _convert(action_space, actions, "actions")
@@ -209,7 +214,7 @@ def as_action_batch(action_space: Space[Any], actions: Any) -> Any:
     Raises:
         InvalidValueError: a leaf is ragged or has the wrong shape or batch size, a key is missing or extra,
             a Tuple has the wrong number of entries, or a value would change when cast.
-        InvalidTypeError: a leaf holds values of a non-numeric dtype.
+        InvalidTypeError: a leaf holds values of a non-numeric dtype, or is a single number instead of a batch.
 
     Example:
         >>> from vecspaces.spaces import Box, Dict, Discrete
@@ -244,6 +249,8 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
     shape = space.shape
     dtype = space.dtype
     assert shape is not None and dtype is not None  # every array space has both
+    if _is_single_value(value):
+        raise InvalidTypeError(_bad_leaf("actions is a single value, not a batch", space, value, path))
     if isinstance(value, np.ndarray):
         if value.shape != shape:
             raise InvalidValueError(_bad_leaf("actions has the wrong shape", space, value, path))
@@ -274,6 +281,11 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
         if objects is not None:
             return _cast_objects(objects, dtype, path)
     return cast_exactly(array, dtype, path)
+
+
+def _is_single_value(value: Any) -> bool:
+    """Whether ``value`` is one number where a batch is due: a TypeError then, as from Gymnasium's ``iterate``."""
+    return isinstance(value, (int, float, complex, np.generic)) or (isinstance(value, np.ndarray) and not value.ndim)
 
 
 def _lost_integer_digits(array: npt.NDArray[Any], value: Any) -> npt.NDArray[Any] | None:

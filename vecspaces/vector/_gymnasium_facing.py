@@ -42,12 +42,12 @@ def gymnasium_arguments(autoreset_mode: Any, observation_mode: Any) -> bool:
     return brought_gymnasium(autoreset_mode, *(observation_mode if isinstance(observation_mode, tuple) else ()))
 
 
-def gymnasium_facing(cls: type) -> type:
-    """The subclass of the vector env class ``cls`` that is also a ``gymnasium.vector.VectorEnv``.
+def gymnasium_facing(cls: type, base: str = "VectorEnv") -> type:
+    """The subclass of the vector env class ``cls`` that is also a ``gymnasium.vector.<base>``.
 
     ``cls`` comes first in the method order, so every method and property of the vector env is its own; the
     Gymnasium base only adds what ``isinstance`` and Gymnasium's wrappers look for. The subclass keeps the
-    name of ``cls``, so reprs and messages do not change.
+    name of ``cls``, so reprs and messages do not change. Wrappers take ``VectorWrapper`` as their base.
     """
     facing = _FACING.get(cls)
     if facing is None:
@@ -55,7 +55,7 @@ def gymnasium_facing(cls: type) -> type:
 
         facing = _FACING[cls] = type(
             cls.__name__,
-            (cls, gymnasium.vector.VectorEnv),
+            (cls, getattr(gymnasium.vector, base)),
             {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__},
         )
     return facing

@@ -13,6 +13,7 @@ from vecspaces.error import InvalidValueError, message, show
 from vecspaces.spaces import to_gymnasium
 from vecspaces.spaces.space import Space, make_rng
 from vecspaces.vector._gymnasium_facing import brought_gymnasium, gymnasium_facing
+from vecspaces.vector.infos import add_info
 
 if TYPE_CHECKING:
     from vecspaces.vector._spaces import VectorSpaces
@@ -148,6 +149,13 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Release what the subclass holds (sub-envs, processes, buffers)."""
+
+    def _add_info(self, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int) -> dict[str, Any]:
+        """Merge sub-env ``env_num``'s info into the batched infos (see :func:`vecspaces.vector.infos.add_info`).
+
+        Vector envs written against Gymnasium's base class build their infos with this method.
+        """
+        return add_info(vector_infos, env_info, env_num, self.num_envs)
 
     @property
     def np_random(self) -> np.random.Generator:
