@@ -7,6 +7,7 @@ from here, over vecspaces' own vector envs and over Gymnasium's.
 from __future__ import annotations
 
 import functools
+import pickle
 from typing import Any
 
 import gymnasium
@@ -189,3 +190,30 @@ def test_the_wrappers_import_from_gymnasiums_paths() -> None:
     from vecspaces.vector.utils.space_utils import batch_space, iterate  # Gymnasium's module path
 
     assert batch_space is vecspaces.vector.utils.batch_space and iterate is vecspaces.vector.utils.iterate
+
+
+class Counter(VectorEnv):  # type: ignore[type-arg]
+    """A vector env of the user's own: its observation is the step count of each of its 2 envs."""
+
+    num_envs = 2
+    single_observation_space = Box(0, 100, (1,))
+    observation_space = Box(0, 100, (2, 1))
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        self.count = 0
+        return np.zeros((2, 1), np.float32), {"start": np.array([1, 2]), "_start": np.array([True, True])}
+
+    def step(self, actions: Any) -> Any:
+        self.count += 1
+        observations = np.full((2, 1), self.count, np.float32)
+        return observations, np.ones(2), np.zeros(2, bool), np.zeros(2, bool), {}
+
+
+def test_a_vector_env_of_the_users_own_takes_gymnasium_wrappers() -> None:
+    envs = gymnasium.wrappers.vector.DictInfoToList(Counter())
+    assert isinstance(envs.env, gymnasium.vector.VectorEnv) and type(envs.env).__name__ == "Counter"
+    _, infos = envs.reset()
+    assert infos == [{"start": 1}, {"start": 2}]
+    assert envs.step(None)[0].tolist() == [[1.0], [1.0]]
+    copied = pickle.loads(pickle.dumps(envs.env))  # by the class's name, which leads to Counter itself
+    assert type(copied) is type(envs.env) and copied.count == 1

@@ -14,6 +14,7 @@ user passed can be Gymnasium's, and vecspaces never imports it.
 
 from __future__ import annotations
 
+import copyreg
 import sys
 from typing import Any
 
@@ -56,6 +57,27 @@ def gymnasium_facing(cls: type, base: str = "VectorEnv") -> type:
         facing = _FACING[cls] = type(
             cls.__name__,
             (cls, getattr(gymnasium.vector, base)),
-            {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__},
+            {
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+                "__doc__": cls.__doc__,
+                "__reduce_ex__": _reduce_facing,
+            },
         )
     return facing
+
+
+def _reduce_facing(self: Any, protocol: Any) -> Any:
+    # pickle finds a class by its module and name, which lead to ``cls``, not to the subclass made here: pickle
+    # the instance as one of ``cls`` that faces Gymnasium again where it is loaded.
+    facing = type(self)
+    cls, base = facing.__bases__
+    reduced = super(facing, self).__reduce_ex__(protocol)
+    if reduced[0] is copyreg.__newobj__ and reduced[1][0] is facing:
+        return (_facing_instance, (cls, base.__name__), *reduced[2:])
+    return reduced
+
+
+def _facing_instance(cls: type, base: str) -> Any:
+    """An empty instance of the Gymnasium-facing subclass of ``cls``, which unpickling then fills."""
+    return object.__new__(gymnasium_facing(cls, base))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -81,12 +81,16 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
     """Base class of vector environments: ``num_envs`` sub-environments stepped as one batch.
 
     Subclasses set ``num_envs``, ``observation_space``, ``action_space``, ``single_observation_space`` and
-    ``single_action_space`` and implement ``reset``, ``step`` and ``close_extras``.
+    ``single_action_space`` and implement ``reset``, ``step`` and ``close_extras``. A vector env of your own on
+    this base is also a ``gymnasium.vector.VectorEnv`` when gymnasium is imported, so Gymnasium's wrappers take
+    it; vecspaces' own vector envs and wrappers decide that in their constructors, from what they are given.
 
     Attributes:
         metadata: the sub-envs' metadata plus ``"autoreset_mode"``.
         closed: whether :meth:`close` has run.
     """
+
+    _faces_gymnasium_by_arguments: ClassVar[bool] = False  # True where the constructor decides the face
 
     metadata: dict[str, Any] = {}  # noqa: RUF012  (Gymnasium's class-level default; instances replace it)
     render_mode: str | None = None
@@ -100,6 +104,12 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
 
     _np_random: np.random.Generator | None = None
     _np_random_seed: int | None = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """An instance of ``cls``, or of its Gymnasium-facing subclass (see the class docstring)."""
+        if not cls._faces_gymnasium_by_arguments and "gymnasium" in sys.modules:
+            cls = gymnasium_facing(cls)
+        return super().__new__(cls)
 
     def _show_spaces(self, spaces: VectorSpaces, gymnasium_user: bool) -> None:
         """Set the four public spaces and ``metadata["autoreset_mode"]``, as Gymnasium's types for its users.
@@ -201,6 +211,8 @@ class SubEnvsVectorEnv(VectorEnv[ObsType, ActType, ArrayType]):
 
     As in Gymnasium, ``np_random`` and ``np_random_seed`` give one value per sub-env.
     """
+
+    _faces_gymnasium_by_arguments = True
 
     autoreset_mode: AutoresetMode
 

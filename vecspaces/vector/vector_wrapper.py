@@ -62,6 +62,8 @@ class VectorWrapper(
         >>> envs.close()
     """
 
+    _faces_gymnasium_by_arguments = True  # as the env it wraps
+
     def __init__(self, env: Any) -> None:
         gymnasium = sys.modules.get("gymnasium")
         gymnasium_env = gymnasium is not None and isinstance(env, gymnasium.vector.VectorEnv)
