@@ -73,7 +73,7 @@ def _reduce_facing(self: Any, protocol: Any) -> Any:
     facing = type(self)
     cls, base = facing.__bases__
     reduced = super(facing, self).__reduce_ex__(protocol)
-    if reduced[0] is copyreg.__newobj__ and reduced[1][0] is facing:
+    if reduced[0] is copyreg.__newobj__ and reduced[1][0] is facing:  # type: ignore[attr-defined]
         return (_facing_instance, (cls, base.__name__), *reduced[2:])
     return reduced
 
