@@ -151,6 +151,24 @@ def test_exact_arrays_are_not_copied() -> None:
     assert converted["gear"] is parts["gear"] and converted["force"] is batch
 
 
+INTEGER_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("target", INTEGER_DTYPES, ids=lambda dtype: np.dtype(dtype).name)
+@pytest.mark.parametrize("source", INTEGER_DTYPES, ids=lambda dtype: np.dtype(dtype).name)
+def test_integer_casts_keep_exactly_the_values_the_target_holds(source: Any, target: Any) -> None:
+    # Each source's extremes and the target's bounds and their neighbours, where the source holds them.
+    own, info = np.iinfo(source), np.iinfo(target)
+    candidates = {int(own.min), int(own.max), 0, 1, int(info.min), int(info.max), int(info.min) - 1, int(info.max) + 1}
+    for value in sorted(number for number in candidates if own.min <= number <= own.max):
+        values = np.array([0, value], source)
+        if info.min <= value <= info.max:
+            assert cast_exactly(values, target).tolist() == [0, value]
+        else:
+            with pytest.raises(InvalidValueError, match=r"changes when cast.*at actions\[1\]"):
+                cast_exactly(values, target)
+
+
 # -- casts that are accepted -----------------------------------------------------------------------------------
 
 ACCEPTED = {
