@@ -78,13 +78,32 @@ def rollout(envs: Any) -> list[Any]:
     return results
 
 
-@pytest.mark.parametrize("backend", list(BACKENDS))
-def test_every_backend_steps_them_as_gymnasium_does(backend: str) -> None:
+def ray_vector_env(transport: str) -> Any:
+    def make(env_fns: list[Any]) -> Any:
+        from vecspaces.vector.ray import RayVectorEnv
+
+        return RayVectorEnv(env_fns, num_agents=2, transport=transport, context="fork", timeout=30)
+
+    return make
+
+
+RAY_BACKENDS = {"ray-socket": ray_vector_env("socket"), "ray-calls": ray_vector_env("ray")}
+
+
+@pytest.fixture(params=[*BACKENDS, *RAY_BACKENDS])
+def vectorise(request: pytest.FixtureRequest) -> Any:
+    if request.param in RAY_BACKENDS:
+        request.getfixturevalue("ray_cluster")
+        return RAY_BACKENDS[request.param]
+    return BACKENDS[request.param]
+
+
+def test_every_backend_steps_them_as_gymnasium_does(vectorise: Any) -> None:
     env_fns = [CardEnv] * 3
     reference = gymnasium.vector.SyncVectorEnv(env_fns)
     expected = rollout(reference)
     reference.close()
-    with BACKENDS[backend](env_fns) as envs:
+    with vectorise(env_fns) as envs:
         assert_same_value(rollout(envs), expected)
         assert isinstance(envs.single_action_space, Card)
         assert isinstance(envs.single_observation_space["card"], Card)
