@@ -390,6 +390,16 @@ def test_contains_accepts() -> None:
     assert space.contains(GraphInstance(np.array([1]), None, None))
 
 
+def test_gymnasiums_graph_instances_are_contained_and_flatten() -> None:
+    gym_spaces = pytest.importorskip("gymnasium.spaces")
+    space = Graph(Discrete(3), Discrete(2))
+    assert space.contains(gym_spaces.GraphInstance(*good()))
+    assert not space.contains(gym_spaces.GraphInstance(*good()._replace(edges=np.array([5, 0]))))
+    sample = gym_spaces.Graph(gym_spaces.Discrete(3), gym_spaces.Discrete(2), seed=1).sample()
+    assert sample in space
+    assert_same_value(flatten(space, sample), flatten(space, GraphInstance(*sample)))
+
+
 def test_contains_edges_without_edge_space() -> None:
     assert not Graph(Discrete(3), None).contains(good())
     assert Graph(Discrete(3), None).contains(good()._replace(edges=None, edge_links=None))

@@ -29,7 +29,7 @@ import numpy as np
 from vecspaces._kernels.custom import register_batched_as_copies
 from vecspaces._ops.batch import batch_space, create_empty_array
 from vecspaces._ops.flatten import flatdim, flatten, flatten_space, is_space_dtype_shape_equiv, same_kind, unflatten
-from vecspaces._ops.gymnasium import register_converter
+from vecspaces._ops.gymnasium import is_gymnasium_graph_instance, register_converter
 from vecspaces._ops.memory_nodes import LayoutNode, Path, VariableLeaf, layout_nodes
 from vecspaces._ops.support import reason
 from vecspaces._space import Space, cached
@@ -99,6 +99,8 @@ class _FlattenPlan:
 
 
 def _check_graph(operation: str, space: Graph, x: Any) -> GraphInstance:
+    if is_gymnasium_graph_instance(x):
+        x = GraphInstance(*x)
     if not isinstance(x, GraphInstance):
         raise InvalidTypeError(
             message(f"{operation} of {space!r} needs a GraphInstance", expected="a GraphInstance", got=show(x))

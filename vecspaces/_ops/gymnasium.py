@@ -36,6 +36,7 @@ __all__ = [
     "converters",
     "equals_gymnasium",
     "from_gymnasium",
+    "is_gymnasium_graph_instance",
     "is_gymnasium_space",
     "is_gymnasium_space_class",
     "register_converter",
@@ -209,6 +210,18 @@ def is_gymnasium_space_class(cls: type) -> bool:
     """
     gymnasium_spaces = sys.modules.get("gymnasium.spaces")
     return gymnasium_spaces is not None and isinstance(cls, type) and issubclass(cls, gymnasium_spaces.Space)
+
+
+def is_gymnasium_graph_instance(value: object) -> bool:
+    """Whether ``value`` is a Gymnasium ``GraphInstance`` (a value of its Graph space), found without importing it.
+
+    Example:
+        >>> is_gymnasium_graph_instance((1, 2, 3))
+        False
+    """
+    gymnasium_spaces = sys.modules.get("gymnasium.spaces")
+    graph_instance = getattr(gymnasium_spaces, "GraphInstance", None)
+    return graph_instance is not None and isinstance(value, graph_instance)
 
 
 def is_gymnasium_space(value: object) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
-from vecspaces._ops.gymnasium import equals_gymnasium
+from vecspaces._ops.gymnasium import equals_gymnasium, is_gymnasium_graph_instance
 from vecspaces._space import Space, derive_seeds, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container, adopt_child
@@ -262,10 +262,11 @@ class Graph(Space[GraphInstance]):
     def contains(self, x: Any) -> bool:
         """Return whether ``x`` is a graph of this space; never raises.
 
-        ``x`` must be a :class:`GraphInstance` whose nodes are all in the node space. Either ``edges`` and
-        ``edge_links`` are both None, or there is an edge space, every edge is in it, and ``edge_links`` is an
-        integer array of shape ``(number of edges, 2)`` whose values index existing nodes. Nodes and edges are
-        batched as ``sample`` makes them, or given one by one in a list or tuple (as Gymnasium accepts).
+        ``x`` must be a :class:`GraphInstance` (or Gymnasium's) whose nodes are all in the node space. Either
+        ``edges`` and ``edge_links`` are both None, or there is an edge space, every edge is in it, and
+        ``edge_links`` is an integer array of shape ``(number of edges, 2)`` whose values index existing nodes.
+        Nodes and edges are batched as ``sample`` makes them, or given one by one in a list or tuple (as
+        Gymnasium accepts).
 
         Example:
             >>> from vecspaces.spaces import Discrete
@@ -275,7 +276,7 @@ class Graph(Space[GraphInstance]):
             >>> space.contains(GraphInstance(np.array([0, 2]), np.array([1]), np.array([[2, 0]])))
             False
         """
-        if not isinstance(x, GraphInstance):
+        if not (isinstance(x, GraphInstance) or is_gymnasium_graph_instance(x)):
             return False
         try:  # unpacking included: a GraphInstance subclass may override iteration
             nodes, edges, edge_links = x
