@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -303,3 +304,17 @@ def test_an_env_that_raises_in_step_is_named_and_its_error_keeps_its_type(backen
         str(part) for error in chain if error is not None for part in [error, *getattr(error, "__notes__", [])]
     )
     assert "raised by env 2 during step" in text
+
+
+def test_close_with_a_step_pending_warns_as_gymnasium_does(backend: str) -> None:
+    with make_vector_env(backend, countdowns(5, 5)) as envs, warnings.catch_warnings():
+        warnings.simplefilter("error")
+        envs.reset(seed=0)
+        envs.close()  # nothing pending: no warning
+    if backend == "sync":  # it has no step_async: nothing is ever pending
+        return
+    with make_vector_env(backend, countdowns(5, 5)) as envs:
+        envs.reset(seed=0)
+        envs.step_async(np.ones(2, np.int64))
+        with pytest.warns(UserWarning, match=r"close\(\) was called while a step is pending.*step_wait\(\)"):
+            envs.close()

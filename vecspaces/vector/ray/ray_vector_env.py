@@ -24,6 +24,7 @@ from vecspaces.error import (
 from vecspaces.spaces import Space
 from vecspaces.vector._arguments import actions_per_env, as_action_batch, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
+from vecspaces.vector._async.calls import warn_closing_a_pending_call
 from vecspaces.vector._async.observations import take_envs
 from vecspaces.vector._async.protocol import add_note, rebuild_error
 from vecspaces.vector._gymnasium_facing import gymnasium_arguments
@@ -326,6 +327,9 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
         crew = getattr(self, "_crew", None)
+        pending = getattr(self, "_pending", None)  # absent if the constructor failed
+        if pending is not None and not self._abandoned:
+            warn_closing_a_pending_call("RayVectorEnv", pending.name.lower())
         try:
             if crew is not None:
                 with DEFERRAL:
