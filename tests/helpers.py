@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import psutil
 
 from vecspaces.spaces import Space
 
@@ -70,3 +71,11 @@ class Opaque(Space[Any]):
 
     def __repr__(self) -> str:
         return "Opaque()"
+
+
+def is_running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, or one that exits while it is looked at, does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

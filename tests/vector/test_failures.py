@@ -18,6 +18,7 @@ import numpy as np
 import psutil
 import pytest
 
+from tests.helpers import is_running
 from tests.vector.envs import (
     CountdownEnv,
     DictFaultyEnv,
@@ -56,16 +57,9 @@ def worker_pids(envs: AsyncVectorEnv) -> list[int]:
 
 def assert_gone(pids: list[int]) -> None:
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_running(pid) for pid in pids):
+    while time.monotonic() < deadline and any(is_running(pid) for pid in pids):
         time.sleep(0.05)
-    assert not any(_running(pid) for pid in pids), f"workers left running: {pids}"
-
-
-def _running(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+    assert not any(is_running(pid) for pid in pids), f"workers left running: {pids}"
 
 
 STEP = np.array([1, 1, 1])
@@ -127,7 +121,7 @@ def test_factory_error_fails_the_constructor_and_leaves_no_process(context: str)
         p
         for p in psutil.Process().children(recursive=True)
         if p.pid not in before
-        and _running(p.pid)
+        and is_running(p.pid)
         and "forkserver" not in " ".join(p.cmdline())
         and "resource_tracker" not in " ".join(p.cmdline())
     ]
@@ -234,7 +228,7 @@ def test_a_constructor_failing_after_the_workers_started_stops_them(context: str
     with pytest.raises(SpaceMismatchError, match="env 1's observation space differs"):
         AsyncVectorEnv([DictFaultyEnv, functools.partial(SpaceEnv, Box(0, 2, (3,)), Discrete(2))], context=context)
     time.sleep(0.2)
-    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and _running(p.pid)]
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and is_running(p.pid)]
     left = [
         p for p in left if "forkserver" not in " ".join(p.cmdline()) and "resource_tracker" not in " ".join(p.cmdline())
     ]
@@ -308,7 +302,8 @@ def test_close_while_a_call_is_pending(context: str) -> None:
     pids = worker_pids(envs)
     envs.step_async(STEP)
     start = time.monotonic()
-    envs.close(timeout=0.2)
+    with pytest.warns(UserWarning, match="while a step is pending"):
+        envs.close(timeout=0.2)
     assert time.monotonic() - start < 5
     assert_gone(pids)
     with pytest.raises(ClosedEnvironmentError):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.catalog import make
-from tests.helpers import assert_same_value
+from tests.helpers import assert_same_value, is_running
 from tests.vector.envs import CountdownEnv, FaultyEnv, FrameEnv, FrameEnvExitingAtFirstStep, SpaceEnv
 from vecspaces.error import AlreadyPendingCallError, NoAsyncCallError, WorkerDiedError
 from vecspaces.vector import AsyncVectorEnv
@@ -267,9 +267,7 @@ def test_close_while_envs_are_in_flight_returns_promptly() -> None:
     pids = [info["pid"] for info in envs.worker_info()]
     envs.send(np.ones(2, dtype=np.int64))
     envs.close(timeout=0.2)
-    import psutil
-
-    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids)
+    assert not any(is_running(pid) for pid in pids)
 
 
 def test_send_to_every_env_in_another_order_gives_each_env_its_own_action() -> None:

@@ -409,7 +409,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
         calls = self._gate.calls
-        if calls.pending is not None and not calls.abandoned:
+        if calls.pending is not None and not calls.abandoned and self._pool.broken is None:
             warn_closing_a_pending_call("AsyncVectorEnv", calls.pending.name.lower())
         self._gate.closed = True
         try:

@@ -34,7 +34,7 @@ _WRITES_OBSERVATIONS = frozenset((Command.STEP, Command.RESET))
 def warn_closing_a_pending_call(owner: str, pending: str) -> None:
     """Warn, as Gymnasium does, that ``close`` drops the results of the pending call ``pending``.
 
-    Not for a call an interrupt abandoned: its caller already got the exception that ended it.
+    Not for a call an interrupt abandoned or a dead worker broke: its caller got the exception that ended it.
     """
     warnings.warn(
         f"{owner}.close() was called while a {pending} is pending: its results are dropped; call {pending}_wait() "

@@ -328,7 +328,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """
         crew = getattr(self, "_crew", None)
         pending = getattr(self, "_pending", None)  # absent if the constructor failed
-        if pending is not None and not self._abandoned:
+        if pending is not None and not self._abandoned and crew is not None and crew.broken is None:
             warn_closing_a_pending_call("RayVectorEnv", pending.name.lower())
         try:
             if crew is not None:
