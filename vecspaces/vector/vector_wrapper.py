@@ -20,7 +20,6 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.spaces.space import Space
 from vecspaces.vector._gymnasium_facing import gymnasium_facing
 from vecspaces.vector.vector_env import ActType, ArrayType, AutoresetMode, ObsType, VectorEnv
 
@@ -30,6 +29,25 @@ WrapperObsType = TypeVar("WrapperObsType")
 WrapperActType = TypeVar("WrapperActType")
 
 StepResult = tuple[Any, Any, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
+
+
+class OwnOrWrapped:
+    """An attribute of a wrapper: its own value once one is assigned, else the wrapped env's attribute."""
+
+    def __init__(self, what: str) -> None:
+        self.__doc__ = f"{what[0].upper()}{what[1:]}: the wrapper's own once assigned, else the wrapped env's."
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, wrapper: Any, owner: type | None = None) -> Any:
+        if wrapper is None:
+            return self
+        own = wrapper.__dict__.get(self.name)
+        return getattr(wrapper.env, self.name) if own is None else own
+
+    def __set__(self, wrapper: Any, value: Any) -> None:
+        wrapper.__dict__[self.name] = value
 
 
 class VectorWrapper(
@@ -77,11 +95,6 @@ class VectorWrapper(
                 )
             )
         self.env = env
-        self._observation_space: Any = None
-        self._action_space: Any = None
-        self._single_observation_space: Any = None
-        self._single_action_space: Any = None
-        self._metadata: dict[str, Any] | None = None
         if gymnasium_env:
             self.__class__ = gymnasium_facing(type(self), "VectorWrapper")
 
@@ -121,55 +134,11 @@ class VectorWrapper(
         count: int = self.env.num_envs
         return count
 
-    @property
-    def observation_space(self) -> Any:
-        """The batched observation space: the wrapper's own once assigned, else the wrapped env's."""
-        return self.env.observation_space if self._observation_space is None else self._observation_space
-
-    @observation_space.setter
-    def observation_space(self, space: Space[Any]) -> None:
-        self._observation_space = space
-
-    @property
-    def action_space(self) -> Any:
-        """The batched action space: the wrapper's own once assigned, else the wrapped env's."""
-        return self.env.action_space if self._action_space is None else self._action_space
-
-    @action_space.setter
-    def action_space(self, space: Space[Any]) -> None:
-        self._action_space = space
-
-    @property
-    def single_observation_space(self) -> Any:
-        """One sub-env's observation space: the wrapper's own once assigned, else the wrapped env's."""
-        own = self._single_observation_space
-        return self.env.single_observation_space if own is None else own
-
-    @single_observation_space.setter
-    def single_observation_space(self, space: Space[Any]) -> None:
-        self._single_observation_space = space
-
-    @property
-    def single_action_space(self) -> Any:
-        """One sub-env's action space: the wrapper's own once assigned, else the wrapped env's."""
-        return self.env.single_action_space if self._single_action_space is None else self._single_action_space
-
-    @single_action_space.setter
-    def single_action_space(self, space: Space[Any]) -> None:
-        self._single_action_space = space
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """The wrapper's own metadata once assigned, else the wrapped env's."""
-        own = self._metadata
-        if own is None:
-            inner: dict[str, Any] = self.env.metadata
-            return inner
-        return own
-
-    @metadata.setter
-    def metadata(self, value: dict[str, Any]) -> None:
-        self._metadata = value
+    observation_space: Any = OwnOrWrapped("the batched observation space")
+    action_space: Any = OwnOrWrapped("the batched action space")
+    single_observation_space: Any = OwnOrWrapped("one sub-env's observation space")
+    single_action_space: Any = OwnOrWrapped("one sub-env's action space")
+    metadata: Any = OwnOrWrapped("the metadata")
 
     @property
     def np_random(self) -> Any:
