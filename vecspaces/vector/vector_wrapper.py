@@ -31,7 +31,7 @@ WrapperActType = TypeVar("WrapperActType")
 StepResult = tuple[Any, Any, npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
 
 
-class OwnOrWrapped:
+class _OwnOrWrapped:
     """An attribute of a wrapper: its own value once one is assigned, else the wrapped env's attribute."""
 
     def __init__(self, what: str) -> None:
@@ -134,11 +134,11 @@ class VectorWrapper(
         count: int = self.env.num_envs
         return count
 
-    observation_space: Any = OwnOrWrapped("the batched observation space")
-    action_space: Any = OwnOrWrapped("the batched action space")
-    single_observation_space: Any = OwnOrWrapped("one sub-env's observation space")
-    single_action_space: Any = OwnOrWrapped("one sub-env's action space")
-    metadata: Any = OwnOrWrapped("the metadata")
+    observation_space: Any = _OwnOrWrapped("the batched observation space")
+    action_space: Any = _OwnOrWrapped("the batched action space")
+    single_observation_space: Any = _OwnOrWrapped("one sub-env's observation space")
+    single_action_space: Any = _OwnOrWrapped("one sub-env's action space")
+    metadata: Any = _OwnOrWrapped("the metadata")
 
     @property
     def np_random(self) -> Any:
