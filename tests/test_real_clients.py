@@ -181,6 +181,35 @@ def test_gymnasium_users_get_gymnasium_types(backend: str) -> None:
         assert type(envs.metadata["autoreset_mode"]) is gymnasium.vector.AutoresetMode
 
 
+class SwappedSpacesEnv(gymnasium.Env[Any, Any]):
+    """A ``gymnasium.Env`` whose module swapped its spaces to vecspaces' (Graph observations, Discrete actions)."""
+
+    def __init__(self) -> None:
+        self.observation_space = vecspaces.spaces.Graph(vecspaces.spaces.Box(0, 1, (2,)), None)
+        self.action_space = gym_spaces.Discrete(2)  # one space left Gymnasium's
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.observation_space.seed(seed)
+        return self.observation_space.sample(num_nodes=3), {}
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return self.observation_space.sample(num_nodes=2), 0.0, False, False, {}
+
+
+@pytest.mark.parametrize("backend", list(VECTOR_ENVS))
+def test_each_space_shows_the_library_the_envs_space_is_of(backend: str) -> None:
+    with VECTOR_ENVS[backend]([SwappedSpacesEnv] * 2) as envs:
+        assert isinstance(envs, gymnasium.vector.VectorEnv)  # a gymnasium.Env: Gymnasium's wrappers take it
+        assert envs.single_observation_space == SwappedSpacesEnv().observation_space
+        assert envs.observation_space == vecspaces.vector.utils.batch_space(SwappedSpacesEnv().observation_space, 2)
+        assert isinstance(envs.single_action_space, gym_spaces.Discrete)
+        assert isinstance(envs.action_space, gym_spaces.MultiDiscrete)
+        observations, _ = envs.reset(seed=0)
+        assert observations in envs.observation_space  # the env's own GraphInstances, in its own library's space
+        assert envs.step(envs.action_space.sample())[0] in envs.observation_space
+
+
 def test_users_without_gymnasium_objects_keep_vecspaces_types() -> None:
     from vecspaces.envs import TinyEnv
 

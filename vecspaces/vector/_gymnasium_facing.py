@@ -1,10 +1,12 @@
 """The Gymnasium face of a vector env: what a user who brings Gymnasium gets back.
 
-A vector env built over ``gymnasium.Env`` instances (or given Gymnasium spaces or Gymnasium's
-``AutoresetMode``) shows Gymnasium's types: it becomes an instance of a subclass that also derives from
-``gymnasium.vector.VectorEnv``, its four public spaces are ``gymnasium.spaces`` objects and
-``metadata["autoreset_mode"]`` is Gymnasium's enum. So Gymnasium's vector wrappers, ``make_vec`` and the
-``isinstance`` checks of training scripts accept it after a one-line swap.
+A vector env built over ``gymnasium.Env`` instances or envs with Gymnasium spaces (or given Gymnasium's
+``AutoresetMode`` or spaces) shows Gymnasium's types: it becomes an instance of a subclass that also derives from
+``gymnasium.vector.VectorEnv`` and ``metadata["autoreset_mode"]`` is Gymnasium's enum. So Gymnasium's vector
+wrappers, ``make_vec`` and the ``isinstance`` checks of training scripts accept it after a one-line swap. Each
+of its public spaces is of the library the envs' space is of (:class:`Face`): ``gymnasium.spaces`` objects where
+the envs have Gymnasium spaces, vecspaces' where a ``gymnasium.Env``'s module swapped its spaces to vecspaces'
+(whose values, a vecspaces ``GraphInstance`` for one, then match them).
 
 Only the face changes, once, at construction: the env keeps its vecspaces spaces privately and every step runs
 on them, so nothing is converted per step (observations and actions are numpy arrays in both libraries).
@@ -16,9 +18,9 @@ from __future__ import annotations
 
 import copyreg
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["brought_gymnasium", "gymnasium_arguments", "gymnasium_facing"]
+__all__ = ["Face", "brought_gymnasium", "face_of_arguments", "face_of_env", "gymnasium_facing"]
 
 _FACING: dict[type, type] = {}  # vector env class -> its Gymnasium-facing subclass, made once
 
@@ -38,9 +40,39 @@ def brought_gymnasium(*objects: Any) -> bool:
     return any(isinstance(item, kinds) for item in objects)
 
 
-def gymnasium_arguments(autoreset_mode: Any, observation_mode: Any) -> bool:
-    """Whether a vector env's ``autoreset_mode`` or ``(batched, single)`` observation spaces are Gymnasium's."""
-    return brought_gymnasium(autoreset_mode, *(observation_mode if isinstance(observation_mode, tuple) else ()))
+class Face(NamedTuple):
+    """What a vector env shows of Gymnasium: whether it is a ``gymnasium.vector.VectorEnv``, and which spaces are.
+
+    Example:
+        >>> Face(True, True, False) | Face(False, False, True)
+        Face(vector_env=True, observations=True, actions=True)
+    """
+
+    vector_env: bool
+    observations: bool  # the two observation spaces are Gymnasium's
+    actions: bool  # the two action spaces are
+
+    def __or__(self, other: object) -> Face:  # not tuple concatenation
+        assert isinstance(other, Face)
+        return Face(*(mine or theirs for mine, theirs in zip(self, other, strict=True)))
+
+
+def face_of_arguments(autoreset_mode: Any, observation_mode: Any) -> Face:
+    """The face a vector env's own arguments ask for: all of Gymnasium's, given its ``AutoresetMode`` or spaces."""
+    given = brought_gymnasium(autoreset_mode, *(observation_mode if isinstance(observation_mode, tuple) else ()))
+    return Face(given, given, given)
+
+
+def face_of_env(env: Any) -> Face:
+    """The face sub-env ``env`` asks for: Gymnasium's class if it or a space is Gymnasium's, and each such space.
+
+    Example:
+        >>> from vecspaces.envs import TinyEnv
+        >>> face_of_env(TinyEnv())
+        Face(vector_env=False, observations=False, actions=False)
+    """
+    observations, actions = brought_gymnasium(env.observation_space), brought_gymnasium(env.action_space)
+    return Face(observations or actions or brought_gymnasium(env), observations, actions)
 
 
 def gymnasium_facing(cls: type, base: str = "VectorEnv") -> type:

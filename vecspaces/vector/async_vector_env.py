@@ -31,7 +31,7 @@ from vecspaces.vector._async.processes import stop_processes
 from vecspaces.vector._async.protocol import Command, Reply
 from vecspaces.vector._async.startup import PoolSettings, probe, start_pool
 from vecspaces.vector._async.worker import WorkerConfig, run_worker
-from vecspaces.vector._gymnasium_facing import gymnasium_arguments
+from vecspaces.vector._gymnasium_facing import Face, face_of_arguments
 from vecspaces.vector._spaces import (
     ObservationMode,
     as_vecspaces_observation_mode,
@@ -132,7 +132,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.copy = copy
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        from_gymnasium = gymnasium_arguments(autoreset_mode, observation_mode)
+        arguments_face = face_of_arguments(autoreset_mode, observation_mode)
         observation_mode = as_vecspaces_observation_mode(observation_mode)
         check_observation_mode(observation_mode)
         self.timeout = timeout
@@ -163,7 +163,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self.autoreset_mode,
         )
 
-        local_envs, single_observation, single_action = self._probe(local, from_gymnasium, observation_mode)
+        local_envs, single_observation, single_action = self._probe(local, arguments_face, observation_mode)
         started = start_pool(start_context, self.env_fns, local_envs, single_observation, single_action, settings)
         self._memory, self._local, self._calls, self._pool = started.memory, started.local, started.calls, started.pool
         self._control = self._memory.control()
@@ -178,13 +178,13 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             raise
 
     def _probe(
-        self, local: int, from_gymnasium: bool, observation_mode: ObservationMode
+        self, local: int, arguments_face: Face, observation_mode: ObservationMode
     ) -> tuple[list[Any], Space[Any], Space[Any]]:
         """Build env 0 here for its spaces and metadata (see ``startup``); return the main process's envs, spaces."""
         local_envs = probe(self.env_fns, local)
         first = local_envs[0]
         try:
-            self._gymnasium_user = self._read_first_env(first, from_gymnasium)
+            self._face = self._read_first_env(first, arguments_face)
             single_observation = as_vecspaces_space(first.observation_space, "env 0 observation_space")
             single_action = as_vecspaces_space(first.action_space, "env 0 action_space")
         except BaseException:
@@ -206,7 +206,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             [d["action_space"] for d in descriptions],
         )
         self._spaces = spaces
-        self._show_spaces(spaces, self._gymnasium_user)
+        self._show_spaces(spaces, self._face)
         self._observations = observation_path(
             spaces.single_observation_space, spaces.observation_space, self._memory, self.num_envs, self.copy
         )

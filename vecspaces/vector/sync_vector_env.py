@@ -14,7 +14,7 @@ from vecspaces._ops.batch import batch_space, concatenate, create_empty_array
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async.protocol import add_note
-from vecspaces.vector._gymnasium_facing import gymnasium_arguments
+from vecspaces.vector._gymnasium_facing import face_of_arguments
 from vecspaces.vector._runner import EnvRunner, build_env, reward_out_of_range
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, resolve_env_spaces
 from vecspaces.vector.infos import add_info
@@ -52,7 +52,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.copy = copy
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        from_gymnasium = gymnasium_arguments(autoreset_mode, observation_mode)
+        arguments_face = face_of_arguments(autoreset_mode, observation_mode)
         observation_mode = as_vecspaces_observation_mode(observation_mode)
         self.envs: list[Any] = []
         try:
@@ -64,12 +64,12 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.num_envs = len(self.envs)
         self._runners = [EnvRunner(env, index, self.autoreset_mode) for index, env in enumerate(self.envs)]
 
-        gymnasium_user = self._read_first_env(self.envs[0], from_gymnasium)
+        face = self._read_first_env(self.envs[0], arguments_face)
         spaces = resolve_env_spaces(
             observation_mode, [env.observation_space for env in self.envs], [env.action_space for env in self.envs]
         )
         self._spaces = spaces
-        self._show_spaces(spaces, gymnasium_user)
+        self._show_spaces(spaces, face)
 
         self._env_obs: list[Any] = [None] * self.num_envs
         self._observations = create_empty_array(spaces.single_observation_space, self.num_envs, np.zeros)

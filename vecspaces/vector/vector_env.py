@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -12,7 +13,7 @@ import numpy.typing as npt
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.spaces import to_gymnasium
 from vecspaces.spaces.space import Space, make_rng
-from vecspaces.vector._gymnasium_facing import brought_gymnasium, gymnasium_facing
+from vecspaces.vector._gymnasium_facing import Face, face_of_env, gymnasium_facing
 from vecspaces.vector.infos import add_info
 
 if TYPE_CHECKING:
@@ -111,23 +112,30 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
             cls = gymnasium_facing(cls)
         return super().__new__(cls)
 
-    def _show_spaces(self, spaces: VectorSpaces, gymnasium_user: bool) -> None:
-        """Set the four public spaces and ``metadata["autoreset_mode"]``, as Gymnasium's types for its users.
+    def _show_spaces(self, spaces: VectorSpaces, face: Face) -> None:
+        """Set the four public spaces and ``metadata["autoreset_mode"]``, as Gymnasium's types where ``face`` says.
 
-        For a user who brought Gymnasium (``gymnasium_user``), the env becomes an instance of its Gymnasium-facing
-        subclass (see ``vecspaces.vector._gymnasium_facing``), with the spaces converted once here.
+        With ``face.vector_env`` the env becomes an instance of its Gymnasium-facing subclass (see
+        ``vecspaces.vector._gymnasium_facing``); the observation or action spaces ``face`` names are converted
+        once here.
         """
-        if gymnasium_user:
+        if face.vector_env:
             import gymnasium
 
             self.__class__ = gymnasium_facing(type(self))
-            spaces = type(spaces)(
-                to_gymnasium(spaces.single_observation_space),
-                to_gymnasium(spaces.observation_space),
-                to_gymnasium(spaces.single_action_space),
-                to_gymnasium(spaces.action_space),
-            )
             self.metadata["autoreset_mode"] = gymnasium.vector.AutoresetMode(self.metadata["autoreset_mode"].value)
+        if face.observations:
+            spaces = replace(
+                spaces,
+                single_observation_space=to_gymnasium(spaces.single_observation_space),
+                observation_space=to_gymnasium(spaces.observation_space),
+            )
+        if face.actions:
+            spaces = replace(
+                spaces,
+                single_action_space=to_gymnasium(spaces.single_action_space),
+                action_space=to_gymnasium(spaces.action_space),
+            )
         self.single_observation_space = spaces.single_observation_space
         self.observation_space = spaces.observation_space
         self.single_action_space = spaces.single_action_space
@@ -216,17 +224,17 @@ class SubEnvsVectorEnv(VectorEnv[ObsType, ActType, ArrayType]):
 
     autoreset_mode: AutoresetMode
 
-    def _read_first_env(self, env: Any, gymnasium_arguments: bool) -> bool:
-        """Take ``metadata`` and ``render_mode`` from the first sub-env; return whether the user brought Gymnasium.
+    def _read_first_env(self, env: Any, arguments: Face) -> Face:
+        """Take ``metadata`` and ``render_mode`` from the first sub-env; return the face to show (see ``Face``).
 
         Args:
             env: the first sub-env.
-            gymnasium_arguments: whether the constructor's own arguments were Gymnasium's.
+            arguments: the face the constructor's own arguments ask for.
         """
         self.metadata = dict(getattr(env, "metadata", {}))
         self.metadata["autoreset_mode"] = self.autoreset_mode
         self.render_mode = getattr(env, "render_mode", None)
-        return gymnasium_arguments or brought_gymnasium(env, env.observation_space, env.action_space)
+        return arguments | face_of_env(env)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name``."""

@@ -28,6 +28,7 @@ from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.vector._async.protocol import EnvError, RemoteTraceback, capture_error
 from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS
 from vecspaces.vector._async.worker import run_worker
+from vecspaces.vector._gymnasium_facing import Face, brought_gymnasium
 from vecspaces.vector._spaces import as_vecspaces_space
 from vecspaces.vector.async_vector_env import AsyncVectorEnv
 from vecspaces.vector.ray.placement import local_pool
@@ -90,12 +91,17 @@ class Agent:
         self.pool_options = {**pool_options, "num_workers": workers, "main_process_envs": own if workers else 0}
         try:
             envs = self.envs = self._build()
+            observation_spaces, action_spaces = envs.get_attr("observation_space"), envs.get_attr("action_space")
             return Description(
-                [as_vecspaces_space(space, "observation_space") for space in envs.get_attr("observation_space")],
-                [as_vecspaces_space(space, "action_space") for space in envs.get_attr("action_space")],
+                [as_vecspaces_space(space, "observation_space") for space in observation_spaces],
+                [as_vecspaces_space(space, "action_space") for space in action_spaces],
                 {key: value for key, value in envs.metadata.items() if key != "autoreset_mode"},
                 envs.render_mode,
-                type(envs) not in (AsyncVectorEnv, SyncVectorEnv),  # else its Gymnasium-facing subclass
+                Face(
+                    type(envs) not in (AsyncVectorEnv, SyncVectorEnv),  # else its Gymnasium-facing subclass
+                    brought_gymnasium(*observation_spaces),
+                    brought_gymnasium(*action_spaces),
+                ),
                 _node_id(),
                 _host_address(),
                 os.getpid(),

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from vecspaces.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
 from vecspaces.vector._async.protocol import EnvError
+from vecspaces.vector._gymnasium_facing import Face
 
 __all__ = [
     "AgentCommand",
@@ -69,7 +70,7 @@ class Description:
         action_spaces: each env's action space.
         metadata: the first env's metadata (without ``autoreset_mode``).
         render_mode: the first env's render mode.
-        gymnasium_user: whether the envs are Gymnasium's (the vector env then shows Gymnasium's types).
+        face: what the vector env shows of Gymnasium, from the envs (see ``vecspaces.vector._gymnasium_facing``).
         node_id: the Ray node the agent runs on.
         host: that node's address.
         pid: the agent's process id.
@@ -79,7 +80,7 @@ class Description:
     action_spaces: list[Space[Any]]
     metadata: dict[str, Any]
     render_mode: str | None
-    gymnasium_user: bool
+    face: Face
     node_id: str
     host: str
     pid: int

@@ -27,7 +27,7 @@ from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.calls import warn_closing_a_pending_call
 from vecspaces.vector._async.observations import take_envs
 from vecspaces.vector._async.protocol import add_note, rebuild_error
-from vecspaces.vector._gymnasium_facing import gymnasium_arguments
+from vecspaces.vector._gymnasium_facing import Face, face_of_arguments
 from vecspaces.vector._spaces import (
     ObservationMode,
     as_vecspaces_observation_mode,
@@ -128,7 +128,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.restart_agents = restart_agents
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
-        from_gymnasium = gymnasium_arguments(autoreset_mode, observation_mode)
+        arguments_face = face_of_arguments(autoreset_mode, observation_mode)
         observation_mode = as_vecspaces_observation_mode(observation_mode)
         check_observation_mode(observation_mode)
         self.batch_size = options.pool_batch_size(batch_size, self.num_envs)
@@ -158,7 +158,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._reset_state()
             self.closed = False
             self._crew.start(self._crew.agents)
-            self._describe(observation_mode, from_gymnasium)
+            self._describe(observation_mode, arguments_face)
             self._crew.plain_step = self._plain_step
             self._crew.connect(self._crew.agents)
             if restart_agents:
@@ -179,7 +179,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._pool_mode: PoolMode  # likewise
         self._buffer: Any = None  # copy=False: the batch every reset and step writes
 
-    def _describe(self, observation_mode: ObservationMode, from_gymnasium: bool) -> None:
+    def _describe(self, observation_mode: ObservationMode, arguments_face: Face) -> None:
         descriptions = [agent.description for agent in self._crew.agents]
         first = descriptions[0]
         assert first is not None
@@ -191,7 +191,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             [space for d in descriptions if d is not None for space in d.action_spaces],
         )
         self._spaces = spaces
-        self._show_spaces(spaces, from_gymnasium or first.gymnasium_user)
+        self._show_spaces(spaces, arguments_face | first.face)
         self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
         self._owed = OwedRows(spaces.single_observation_space, self.autoreset_mode)
         self._pool_mode = PoolMode(self._crew, self._owed, self.num_envs, self.batch_size)
