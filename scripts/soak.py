@@ -401,10 +401,23 @@ class Soak:
                     self.received(env_ids.tolist(), tuple(rows))
         except (WaitTimeoutError, Hang) as error:
             self.result.hangs += 1
-            self.problem(f"hang after the storms: {type(error).__name__} {error}")
+            self.problem(f"hang after the storms: {type(error).__name__} {error}; {self.pool_state()}")
         except Exception as error:
             self.result.errors += 1
             self.problem(f"unexpected {type(error).__name__} after the storms: {error}")
+
+    def pool_state(self) -> str:
+        """The pool's view of its workers, for a hang's report (private attributes: a diagnostic only)."""
+        pool = self.envs._pool  # type: ignore[union-attr]
+        inflight, control = pool.inflight, pool.control
+        alive = [process.is_alive() for process in pool.processes]
+        return (
+            f"pool: running={dict(inflight.running)} done={sorted(inflight.done)} owed={inflight.owed} "
+            f"alive={alive} commands={control.commands.tolist()} finished={control.finished.tolist()} "
+            f"stepping={control.stepping.tolist()} restarts={pool.restarts} "
+            f"pool mode: in flight={sorted(self.envs._pool_mode.in_flight)} "  # type: ignore[union-attr]
+            f"queued={self.envs._pool_mode.queued}"  # type: ignore[union-attr]
+        )
 
     def rebuild(self, error: BaseException) -> None:
         """An unexpected exception: count it, and carry on with a new pool."""
