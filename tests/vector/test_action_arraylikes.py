@@ -17,7 +17,8 @@ from vecspaces.env import Env
 from vecspaces.error import InvalidTypeError, InvalidValueError
 from vecspaces.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Tuple
 from vecspaces.vector import AsyncVectorEnv, SyncVectorEnv
-from vecspaces.vector._arguments import actions_per_env, as_action_batch, cast_exactly, seeds_per_env
+from vecspaces.vector._arguments import actions_per_env, as_action_batch, seeds_per_env
+from vecspaces.vector._casting import cast_exactly
 from vecspaces.vector.utils import batch_space, concatenate, create_empty_array
 
 N = 3

@@ -9,9 +9,10 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
-from vecspaces.vector._arguments import actions_per_env, as_action_batch, cast_exactly
+from vecspaces.vector._arguments import actions_per_env, as_action_batch
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector._async.shared import SharedStepMemory
+from vecspaces.vector._casting import cast_exactly
 from vecspaces.vector._spaces import VectorSpaces
 from vecspaces.vector.utils.shared_layout import is_single_array
 
