@@ -8,10 +8,13 @@ any) through the pipe. When the worker is done it sets ``control.finished[w]``, 
 What each worker is doing, as the main process sees it, is the state machine in ``inflight``.
 
 The main process waits on ``completions`` (polling first, see ``waiting``), then takes the finished workers.
-It blocks in slices of ``WAIT_SLICE_SECONDS`` and checks after each that the busy workers are alive, so a dead
-worker is noticed promptly instead of hanging the pool. Three waits share this: :meth:`WorkerPool.collect`
+A worker's flag says it finished; a count only wakes the main process, since a worker can die between setting
+its flag and releasing its count (see :meth:`WorkerPool._pay_owed`).
+It blocks in slices of ``WAIT_SLICE_SECONDS`` and checks the busy workers' flags and lives after each, so
+neither a dead worker nor a lost count hangs the pool. Three waits share this: :meth:`WorkerPool.collect`
 (until a condition holds, e.g. pool mode's batch), :meth:`WorkerPool.collect_all` (every running worker, for
-a Gymnasium-style call) and :meth:`WorkerPool.collect_quietly` (the fast path of a plain step: counts only).
+a Gymnasium-style call) and :meth:`WorkerPool.collect_quietly` (the fast path of a plain step: the counts,
+then every flag at once).
 Between two blocking slices a wait is an interruption point (``interrupts.checkpoint``): the state is
 consistent there, so a Ctrl-C that arrived meanwhile is raised there.
 """
@@ -281,12 +284,15 @@ class WorkerPool:
         if not self._take_all_counts(started, timeout):
             return False
         control, inflight = self.control, self.inflight
-        if any(control.has_reply[w] for w in inflight.running):
+        finished = control.finished
+        # A count is a wake-up, the flag is the proof: after a worker died between its flag and its count, a count
+        # can come late and stand in for another worker's, which must not be read before its flag is set.
+        if any(control.has_reply[w] or not finished[w] for w in inflight.running):
             inflight.owed = -len(inflight.running)  # their counts were taken before collect_all sees their flags
             # The wait is over (collect_all only reads the replies): learn from all of it, as for a quiet step.
             self.spin.record(time.perf_counter() - started)
             return False
-        control.finished.fill(0)
+        finished.fill(0)
         inflight.finish_all_quietly()
         self.spin.record(time.perf_counter() - started)
         return True
@@ -324,6 +330,7 @@ class WorkerPool:
         or when ``timeout`` (from ``started``) has passed, with the counts taken so far paid in advance.
         """
         completions, inflight = self.completions, self.inflight
+        self._pay_owed()
         wanted = len(inflight.running) + inflight.owed
         taken = 0
         spin_until = started + self.spin.budget()
@@ -388,16 +395,12 @@ class WorkerPool:
     def _await_completion(self, call: str, deadline: float | None, spin_until: float) -> bool:
         """Take one completion count (True), first paying counts owed for workers already taken.
 
-        False when a running worker was found dead instead (restarted: it is DONE now, or finished just before
-        it died: it is taken next).
+        False when a blocking slice ends with a running worker's flag set but no count for it (it is taken
+        next), or with a running worker dead (restarted: it is RUNNING again, or finished just before it died:
+        it is taken next).
         """
         inflight = self.inflight
-        while inflight.owed > 0:
-            # Their flags were set just before the release, so the count is at most microseconds away.
-            if not self.completions.acquire(timeout=1.0):
-                inflight.owed = 0  # the worker died between flag and release; a stray count is harmless
-                break
-            inflight.owed -= 1
+        self._pay_owed()
         if poll(self.completions, spin_until):
             return True
         while True:
@@ -410,6 +413,8 @@ class WorkerPool:
             self.busy_threads.unblocked()
             if acquired:
                 return True
+            if any(self.control.finished[w] for w in inflight.running):
+                return False  # finished without a count left for it (see _pay_owed): the caller takes it now
             for w in sorted(inflight.running):
                 if not self.processes[w].is_alive():
                     if not self.control.finished[w]:
@@ -422,6 +427,22 @@ class WorkerPool:
                     f"(envs {', '.join(span(self.slices[w]) for w in workers)}); "
                     f"call {call} again to collect the late results, or close()"
                 )
+
+    def _pay_owed(self) -> None:
+        """Take the completion counts owed for workers already taken, as far as they are there; forgive the rest.
+
+        A worker releases its count right after setting its flag, so an owed count is normally waiting. One that
+        is not may never come: its worker died between the two. Waiting for it would take the next count of
+        another worker instead and leave that worker's wait without one (a pool-mode ``recv`` then waited out its
+        whole timeout). Forgiven, a count that does come late only wakes a later wait early, and every wait
+        checks the flags before it trusts a count.
+        """
+        inflight = self.inflight
+        while inflight.owed > 0:
+            if not self.completions.acquire(False):
+                inflight.owed = 0
+                return
+            inflight.owed -= 1
 
     # -- death and restart -------------------------------------------------------------------------------
 
