@@ -63,12 +63,12 @@ def test_a_count_that_is_not_a_workers_own_does_not_make_a_step_read_its_rows() 
         assert obs[:, 0].tolist() == [4, 4]
 
 
-def die_between_flag_and_count_once(marker: Path) -> Any:
-    """A ``_Worker.finish`` with which the first pool-mode step of worker 1 sets its flag, then dies."""
+def die_between_flag_and_count_once(marker: Path, when: Command) -> Any:
+    """A ``_Worker.finish`` with which worker 1's first command ``when`` sets its flag, then the worker dies."""
     original = worker_module._Worker.finish
 
     def finish(self: Any, reply: Any, command: Command, arguments: Any) -> None:
-        if self.index == 1 and command is Command.STEP_SELECTED and not marker.exists():
+        if self.index == 1 and command is when and not marker.exists():
             marker.touch()
             self.control.has_reply[self.index] = 0
             self.control.finished[self.index] = 1
@@ -81,7 +81,8 @@ def die_between_flag_and_count_once(marker: Path) -> Any:
 def test_a_worker_dying_between_its_flag_and_its_count_leaves_no_wait_without_a_count(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(worker_module._Worker, "finish", die_between_flag_and_count_once(tmp_path / "died"))
+    dying = die_between_flag_and_count_once(tmp_path / "died", Command.STEP_SELECTED)
+    monkeypatch.setattr(worker_module._Worker, "finish", dying)
     with AsyncVectorEnv([LONG] * 4, num_workers=2, batch_size=2, restart_workers=True, context="fork") as envs:
         envs.reset(seed=0)
         counts = [0, 0, 0, 0]
@@ -97,3 +98,20 @@ def test_a_worker_dying_between_its_flag_and_its_count_leaves_no_wait_without_a_
                     ended ^= {i} if restarted or i in ended else set()
                     assert obs[position, 0] == counts[i], f"env {i}"
         assert (tmp_path / "died").exists() and envs.restarts == 1
+
+
+def test_after_such_a_death_in_a_step_the_account_of_counts_is_right_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The count owed for the dead worker's flag never comes: it is forgiven before the next step is given, while
+    # no worker runs, so no later wait can take another worker's count for it.
+    dying = die_between_flag_and_count_once(tmp_path / "died", Command.STEP)
+    monkeypatch.setattr(worker_module._Worker, "finish", dying)
+    with AsyncVectorEnv([LONG] * 4, num_workers=2, restart_workers=True, context="fork") as envs:
+        envs.reset(seed=0)
+        for _ in range(6):
+            envs.step(np.ones(4, dtype=np.int64))
+        pool = envs._pool
+        assert envs.restarts == 1
+        assert pool.inflight.owed == 0  # nothing owed after the last step...
+        assert pool.completions.get_value() == 0  # ... and no count left over

@@ -229,6 +229,8 @@ class WorkerPool:
             WorkerDiedError: the worker died while idle (and restarting is off or failed); with restarting on,
                 the new worker runs the command and its results are delivered like any other.
         """
+        if not self.inflight.running:
+            self._pay_owed()  # as in dispatch_all
         self.control.commands[w] = command
         self._payloads[w] = payload
         if selected is not None:
@@ -244,6 +246,7 @@ class WorkerPool:
 
     def dispatch_all(self, command: Command) -> None:
         """Give every worker ``command`` without arguments (they must all be IDLE)."""
+        self._pay_owed()  # while no worker runs, a count that is not there is not another worker's
         self.control.commands.fill(command.value)  # an int fills several times faster than an enum
         self._payloads.clear()  # a restart redoes the command without arguments, not with an older command's
         self.inflight.start_all(self.all_workers, command)
@@ -434,8 +437,9 @@ class WorkerPool:
         A worker releases its count right after setting its flag, so an owed count is normally waiting. One that
         is not may never come: its worker died between the two. Waiting for it would take the next count of
         another worker instead and leave that worker's wait without one (a pool-mode ``recv`` then waited out its
-        whole timeout). Forgiven, a count that does come late only wakes a later wait early, and every wait
-        checks the flags before it trusts a count.
+        whole timeout, a step a blocking slice, step after step). Forgiven, a count that does come late only wakes
+        a later wait early, and every wait checks the flags before it trusts a count. Paid before commands are
+        given while no worker runs, a missing count cannot be confused with a new one.
         """
         inflight = self.inflight
         while inflight.owed > 0:
