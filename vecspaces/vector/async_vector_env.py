@@ -23,7 +23,6 @@ from vecspaces.spaces import Space
 from vecspaces.vector._arguments import env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
-from vecspaces.vector._async.calls import warn_closing_a_pending_call
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
 from vecspaces.vector._async.observations import SharedObservations, observation_path
 from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
@@ -408,10 +407,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             terminate: skip the polite steps and terminate the workers at once.
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
-        calls = self._gate.calls
-        if calls.pending is not None and not calls.abandoned and self._pool.broken is None:
-            warn_closing_a_pending_call("AsyncVectorEnv", calls.pending.name.lower())
-        self._gate.closed = True
+        self._gate.close()
         try:
             with DEFERRAL:
                 self._pool.close(1.0 if timeout is None else timeout, terminate)

@@ -11,7 +11,6 @@ collects them if called instead (see :meth:`CallCycle.drop_abandoned`).
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import cloudpickle
@@ -25,23 +24,10 @@ from vecspaces.vector._async.protocol import LOCAL, Command, EnvError, Reply
 if TYPE_CHECKING:
     from vecspaces.vector._async.env_slice import EnvSlice
 
-__all__ = ["CallCycle", "warn_closing_a_pending_call"]
+__all__ = ["CallCycle"]
 
 # The commands that write observations into the buffer chosen for them.
 _WRITES_OBSERVATIONS = frozenset((Command.STEP, Command.RESET))
-
-
-def warn_closing_a_pending_call(owner: str, pending: str) -> None:
-    """Warn, as Gymnasium does, that ``close`` drops the results of the pending call ``pending``.
-
-    Not for a call an interrupt abandoned or a dead worker broke: its caller got the exception that ended it.
-    """
-    warnings.warn(
-        f"{owner}.close() was called while a {pending} is pending: its results are dropped; call {pending}_wait() "
-        "before close() to keep them",
-        UserWarning,
-        stacklevel=4,  # the caller of close (close -> close_extras -> here)
-    )
 
 
 class CallCycle:

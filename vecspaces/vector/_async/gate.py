@@ -1,4 +1,4 @@
-"""Which call of an ``AsyncVectorEnv`` may run now, and the error that says why not.
+"""Which call of an ``AsyncVectorEnv`` (or a ``RayVectorEnv``) may run now, and the error that says why not.
 
 A Gymnasium-style call (``reset``, ``step``, ``call``, ...) may start while the env is open, its pool is not
 broken, no other such call is pending and no env is in pool mode. Its ``*_wait`` needs that call pending. Pool
@@ -12,8 +12,9 @@ never got its results, so the next call collects and drops it, while ``*_wait`` 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from vecspaces.error import (
     AlreadyPendingCallError,
@@ -23,10 +24,6 @@ from vecspaces.error import (
     WorkerDiedError,
 )
 from vecspaces.vector._async import interrupts
-from vecspaces.vector._async.calls import CallCycle
-from vecspaces.vector._async.pool import WorkerPool
-from vecspaces.vector._async.pool_mode import PoolMode
-from vecspaces.vector._async.protocol import Command
 
 __all__ = ["CallGate", "deferring_signals"]
 
@@ -54,21 +51,49 @@ def deferring_signals(method: Method) -> Method:
     return deferring  # type: ignore[return-value]
 
 
+class Calls(Protocol):
+    """The Gymnasium-style call in progress (``CallCycle`` over workers, ``AgentCalls`` over Ray agents)."""
+
+    pending: Any  # its command, or None
+    abandoned: bool  # an interrupt ended it for its caller
+
+    def drop_abandoned(self, timeout: float | None) -> None:
+        """Collect and drop the pending call if it is abandoned."""
+
+
+class Pool(Protocol):
+    """What runs the envs (``WorkerPool``, or the ``Crew`` of Ray agents)."""
+
+    broken: str | None  # why it can run nothing any more
+
+
+class PoolMode(Protocol):
+    """The state of ``send``/``recv``."""
+
+    def active(self) -> bool:
+        """Whether any env is sent and not received."""
+
+    def busy_envs(self) -> list[int]:
+        """The envs sent and not received, in order."""
+
+
 class CallGate:
     """The rules of which call may run, over the call cycle, the pool and pool mode.
 
     Args:
         calls: the Gymnasium-style call cycle.
-        pool: the worker pool.
+        pool: the worker pool (or the crew of Ray agents).
+        owner: the vector env's class name, for the errors.
 
     ``pool_mode`` is set once it exists.
     """
 
     pool_mode: PoolMode
 
-    def __init__(self, calls: CallCycle, pool: WorkerPool) -> None:
+    def __init__(self, calls: Calls, pool: Pool, owner: str = "AsyncVectorEnv") -> None:
         self.calls = calls
         self.pool = pool
+        self.owner = owner
         self.closed = False
 
     def can_start(self) -> bool:
@@ -76,6 +101,23 @@ class CallGate:
         return (
             not self.closed and self.pool.broken is None and self.calls.pending is None and not self.pool_mode.active()
         )
+
+    def close(self) -> None:
+        """The env closes: no call may start any more.
+
+        Warns, as Gymnasium does, if that drops the results of a pending call its caller may still collect (not
+        one an interrupt abandoned or a dead worker broke: its caller got the exception that ended it).
+        """
+        pending = self.calls.pending
+        if pending is not None and not self.calls.abandoned and self.pool.broken is None and not self.closed:
+            name = pending.name.lower()
+            warnings.warn(
+                f"{self.owner}.close() was called while a {name} is pending: its results are dropped; call "
+                f"{name}_wait() before close() to keep them",
+                UserWarning,
+                stacklevel=4,  # the caller of close (close -> close_extras -> here)
+            )
+        self.closed = True
 
     def abandon_on(self, error: BaseException) -> None:
         """Mark the pending call abandoned if ``error`` ends it for its caller (anything but a vecspaces error)."""
@@ -85,7 +127,7 @@ class CallGate:
     def check_usable(self, call: str) -> None:
         """Raise if the env is closed or its pool broken."""
         if self.closed:
-            raise ClosedEnvironmentError(f"{call} was called on a closed AsyncVectorEnv; create a new one")
+            raise ClosedEnvironmentError(f"{call} was called on a closed {self.owner}; create a new one")
         if self.pool.broken is not None:
             raise WorkerDiedError(self.pool.broken)
 
@@ -98,7 +140,7 @@ class CallGate:
         """
         self.check_usable(call)
         self.calls.drop_abandoned(timeout)
-        self._check_no_pending_call(call)
+        self.check_no_pending_call(call)
         if self.pool_mode.active():
             raise AlreadyPendingCallError(
                 f"{call} was called while envs {self.pool_mode.busy_envs()} are in pool mode; "
@@ -106,7 +148,7 @@ class CallGate:
                 "send",
             )
 
-    def check_can_finish(self, command: Command, call: str) -> None:
+    def check_can_finish(self, command: Any, call: str) -> None:
         """Raise unless ``command`` is the pending call, so that ``call`` (its ``*_wait``) may collect it."""
         self.check_usable(call)
         if self.calls.pending is not command:
@@ -117,9 +159,10 @@ class CallGate:
         """Raise unless pool mode may send: no Gymnasium-style call pending."""
         self.check_usable("send")
         self.calls.drop_abandoned(timeout)
-        self._check_no_pending_call("send")
+        self.check_no_pending_call("send")
 
-    def _check_no_pending_call(self, call: str) -> None:
+    def check_no_pending_call(self, call: str) -> None:
+        """Raise if a Gymnasium-style call is pending."""
         if self.calls.pending is not None:
             pending = self.calls.pending.name.lower()
             raise AlreadyPendingCallError(

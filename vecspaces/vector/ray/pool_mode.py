@@ -35,7 +35,11 @@ class PoolMode:
         self.in_flight: set[int] = set()
         self.finished: list[Rows] = []
 
-    def busy(self) -> list[int]:
+    def active(self) -> bool:
+        """Whether any env is sent and not received yet."""
+        return bool(self.in_flight or self.finished)
+
+    def busy_envs(self) -> list[int]:
         """The envs sent and not received yet (stepping, or finished and waiting for ``recv``)."""
         return sorted(self.in_flight.union(i for rows in self.finished for i in rows.env_ids))
 
@@ -45,7 +49,7 @@ class PoolMode:
         if not ids or len(set(ids)) != len(ids) or not all(isinstance(i, int) and 0 <= i < self.num_envs for i in ids):
             expected = f"distinct env indices in [0, {self.num_envs})"
             raise InvalidValueError(message("env_ids is invalid", expected=expected, got=show(env_ids)))
-        busy = sorted(set(self.busy()).intersection(ids))
+        busy = sorted(set(self.busy_envs()).intersection(ids))
         if busy:
             raise AlreadyPendingCallError(
                 f"send was called for envs {busy} whose step is not received yet; recv() first", "send"

@@ -12,19 +12,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces.error import (
-    AlreadyPendingCallError,
-    ClosedEnvironmentError,
-    InvalidValueError,
-    NoAsyncCallError,
-    WorkerDiedError,
-    message,
-    show,
-)
+from vecspaces.error import InvalidValueError, NoAsyncCallError, message, show
 from vecspaces.spaces import Space
 from vecspaces.vector._arguments import actions_per_env, as_action_batch, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import interrupts, options
-from vecspaces.vector._async.calls import warn_closing_a_pending_call
+from vecspaces.vector._async.gate import CallGate
 from vecspaces.vector._async.observations import take_envs
 from vecspaces.vector._async.protocol import add_note, rebuild_error
 from vecspaces.vector._gymnasium_facing import Face, face_of_arguments
@@ -35,6 +27,7 @@ from vecspaces.vector._spaces import (
     resolve_env_spaces,
 )
 from vecspaces.vector.ray.batches import Rows, assign, join, join_infos
+from vecspaces.vector.ray.calls import AgentCalls
 from vecspaces.vector.ray.crew import DEFERRAL, AgentHandle, Crew
 from vecspaces.vector.ray.placement import plan_agents
 from vecspaces.vector.ray.pool_mode import PoolMode
@@ -170,10 +163,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             raise
 
     def _reset_state(self) -> None:
-        self._pending: AgentCommand | None = None  # the Gymnasium-style call in progress
-        self._abandoned = False  # ... and whether an interrupt ended it for its caller
-        self._results: dict[int, Any] = {}  # its answers so far, per agent
-        self._errors: list[BaseException] = []
+        self._calls = AgentCalls(self._crew)  # the Gymnasium-style call in progress
+        self._gate = CallGate(self._calls, self._crew, "RayVectorEnv")  # which call may start
         self._reset_envs: list[int] = []
         self._owed: OwedRows  # set with the spaces (see _describe), before any call
         self._pool_mode: PoolMode  # likewise
@@ -195,6 +186,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
         self._owed = OwedRows(spaces.single_observation_space, self.autoreset_mode)
         self._pool_mode = PoolMode(self._crew, self._owed, self.num_envs, self.batch_size)
+        self._gate.pool_mode = self._pool_mode
 
     def _plain_step(self, agent: AgentHandle) -> PlainStep | None:
         return PlainStep.of(self._spaces.single_observation_space, self._spaces.single_action_space, len(agent.envs))
@@ -215,12 +207,12 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def reset_async(self, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None) -> None:
         """Send the reset command to the agents (arguments as for ``AsyncVectorEnv.reset_async``)."""
-        self._check_can_start("reset_async")
+        self._gate.check_can_start("reset_async", self.timeout)
         seeds = seeds_per_env(seed, self.num_envs)
         mask, options = split_reset_mask(options, self.num_envs)
         self._reset_envs = list(range(self.num_envs)) if mask is None else np.flatnonzero(mask).tolist()
         with DEFERRAL:
-            self._start(AgentCommand.RESET)
+            self._calls.start(AgentCommand.RESET)
             for agent in self._crew.agents:
                 local = dict(options or {})
                 if mask is not None:
@@ -242,18 +234,18 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def step_async(self, actions: Any) -> None:
         """Check the batch of actions and send each agent its part (nothing is sent if the actions are bad)."""
-        self._check_can_start("step_async")
+        self._gate.check_can_start("step_async", self.timeout)
         batch = self._action_batch(actions, self.num_envs)
         owed = self._owed
         owed.check_steppable(range(self.num_envs))
         with DEFERRAL:
-            self._start(AgentCommand.STEP)
+            self._calls.start(AgentCommand.STEP)
             for agent in self._crew.agents:
                 due = owed.due(agent.envs)
                 if len(due) == len(agent.envs):
-                    self._results[agent.index] = [owed.take(due)]
+                    self._calls.results[agent.index] = [owed.take(due)]
                 elif due:
-                    self._results[agent.index] = [owed.take(due)]
+                    self._calls.results[agent.index] = [owed.take(due)]
                     ids = [i for i in agent.envs if i not in due]
                     part = take_envs(self._spaces.single_action_space, batch, ids)
                     self._crew.send(agent, AgentCommand.STEP_SOME, (part, [i - agent.envs.start for i in ids]), ids)
@@ -274,7 +266,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
         """Send ``call(name, *args, **kwargs)`` to the agents."""
-        self._check_can_start("call_async")
+        self._gate.check_can_start("call_async", self.timeout)
         if name in _RESERVED_CALLS:
             raise InvalidValueError(
                 message(
@@ -292,7 +284,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each sub-env's attribute ``name`` (a callable attribute is returned, not called)."""
-        self._check_can_start("get_attr")
+        self._gate.check_can_start("get_attr", self.timeout)
         self._send_all(AgentCommand.GET_ATTR, lambda agent: name)
         results = self._finish(AgentCommand.GET_ATTR, "get_attr", None)
         return tuple(value for result in results for value in result)
@@ -305,7 +297,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             raise InvalidValueError(
                 message("set_attr values has the wrong length", expected=f"{self.num_envs} values", got=show(values))
             )
-        self._check_can_start("set_attr")
+        self._gate.check_can_start("set_attr", self.timeout)
         self._send_all(AgentCommand.SET_ATTR, lambda agent: (name, list(values[agent.envs.start : agent.envs.stop])))
         self._finish(AgentCommand.SET_ATTR, "set_attr", None)
 
@@ -315,7 +307,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Per worker process of every agent: pid, envs, alive, memory, and its agent, node id and address."""
-        self._check_usable("worker_info")
+        self._gate.check_usable("worker_info")
         return self._crew.worker_info()
 
     def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
@@ -327,9 +319,9 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
         crew = getattr(self, "_crew", None)
-        pending = getattr(self, "_pending", None)  # absent if the constructor failed
-        if pending is not None and not self._abandoned and crew is not None and crew.broken is None:
-            warn_closing_a_pending_call("RayVectorEnv", pending.name.lower())
+        gate = getattr(self, "_gate", None)  # absent if the constructor failed before the agents started
+        if gate is not None:
+            gate.close()
         try:
             if crew is not None:
                 with DEFERRAL:
@@ -358,9 +350,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
         Only envs that are idle (not stepping, and whose last results were received) can be sent an action.
         """
-        self._check_usable("send")
-        self._drop_abandoned()
-        self._check_no_pending_call("send")
+        self._gate.check_can_send(self.timeout)
         ids = self._pool_mode.check_env_ids(env_ids)
         batch = self._action_batch(actions, len(ids))
         self._owed.check_steppable(ids)
@@ -374,13 +364,13 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             ``(observations, rewards, terminations, truncations, infos, env_ids)``, each batched over the
             returned envs in the order of ``env_ids`` (an array).
         """
-        self._check_usable("recv")
-        self._check_no_pending_call("recv")
+        self._gate.check_usable("recv")
+        self._gate.check_no_pending_call("recv")
         pool_mode = self._pool_mode
-        if not pool_mode.busy():
+        if not pool_mode.active():
             raise NoAsyncCallError("recv was called with no env stepping; send() actions first", "send")
         self._crew.collect(pool_mode.short, self._timeout(timeout), every=False)
-        self._raise_errors()
+        self._calls.raise_errors()
         rows = pool_mode.take(self._spaces.single_observation_space)
         env_ids = np.array(rows.env_ids, dtype=np.int64)
         return rows.observations, rows.rewards, rows.terminations, rows.truncations, rows.infos, env_ids
@@ -390,68 +380,20 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
 
-    def _check_usable(self, call: str) -> None:
-        if self.closed:
-            raise ClosedEnvironmentError(f"{call} was called on a closed RayVectorEnv; create a new one")
-        if self._crew.broken is not None:
-            raise WorkerDiedError(self._crew.broken)
-
-    def _check_no_pending_call(self, call: str) -> None:
-        if self._pending is not None:
-            pending = self._pending.name.lower()
-            raise AlreadyPendingCallError(
-                f"{call} was called while a {pending} is pending; call {pending}_wait() first "
-                f"(it also collects results that arrived after a timeout)",
-                pending,
-            )
-
-    def _check_can_start(self, call: str) -> None:
-        self._check_usable(call)
-        self._drop_abandoned()
-        self._check_no_pending_call(call)
-        busy = self._pool_mode.busy()
-        if busy:
-            raise AlreadyPendingCallError(
-                f"{call} was called while envs {busy} are in pool mode; recv() their results first", "send"
-            )
-
-    def _drop_abandoned(self) -> None:
-        """Collect and drop the call an interrupt ended for its caller."""
-        if self._pending is not None and self._abandoned:
-            self._crew.collect(self._crew.pending, self.timeout)
-            self._pending, self._abandoned, self._results, self._errors = None, False, {}, []
-
-    def _start(self, command: AgentCommand) -> None:
-        self._pending, self._abandoned, self._results, self._errors = command, False, {}, []
-
     def _send_all(self, command: AgentCommand, payload: Callable[[AgentHandle], Any]) -> None:
         with DEFERRAL:
-            self._start(command)
+            self._calls.start(command)
             for agent in self._crew.agents:
                 self._crew.send(agent, command, payload(agent))
 
     def _finish(self, command: AgentCommand, call: str, timeout: float | None) -> list[Any]:
         """Wait until every agent answered ``command``; return the results in agent order; raise the first error."""
-        self._check_usable(call)
-        if self._pending is not command:
-            name = command.name.lower()
-            raise NoAsyncCallError(f"{call} was called without a pending {name}; call {name}_async() first", name)
+        self._gate.check_can_finish(command, call)
         try:
-            self._crew.collect(self._crew.pending, self._timeout(timeout))
+            return self._calls.finish(self._timeout(timeout))
         except BaseException as error:
-            if isinstance(error, KeyboardInterrupt):
-                self._abandoned = True
+            self._gate.abandon_on(error)
             raise
-        self._pending = None
-        self._raise_errors()
-        results = self._results
-        self._results = {}
-        return [results[agent.index] for agent in self._crew.agents]
-
-    def _raise_errors(self) -> None:
-        if self._errors:
-            errors, self._errors = self._errors, []
-            raise errors[0]
 
     def _deliver(self, agent: AgentHandle, answer: Answer, command: AgentCommand, note: Any) -> None:
         """Take one agent's answer (the crew calls this as answers arrive)."""
@@ -459,22 +401,22 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             for record in answer.errors:
                 error = rebuild_error(record)
                 add_note(error, f"on {agent.where()}")
-                self._errors.append(error)
+                self._calls.errors.append(error)
             if command is AgentCommand.STEP_SOME:
                 self._pool_mode.failed(note)
             return
         if command is AgentCommand.STEP_SOME:
             rows = self._answer_rows(agent, answer, note)
-            if self._pending is AgentCommand.STEP:  # a step whose agent owed some of its envs their restart
-                self._results.setdefault(agent.index, []).append(rows)
+            if self._calls.pending is AgentCommand.STEP:  # a step whose agent owed some envs their restart
+                self._calls.results.setdefault(agent.index, []).append(rows)
             else:
                 self._pool_mode.arrived(rows)
         elif command is AgentCommand.STEP:
-            self._results.setdefault(agent.index, []).append(self._answer_rows(agent, answer, list(agent.envs)))
+            self._calls.results.setdefault(agent.index, []).append(self._answer_rows(agent, answer, list(agent.envs)))
         else:
             if command is AgentCommand.RESET:
                 self._owed.forget(self._reset_envs)
-            self._results[agent.index] = answer.result
+            self._calls.results[agent.index] = answer.result
 
     def _answer_rows(self, agent: AgentHandle, answer: Answer, env_ids: list[int]) -> Rows:
         if answer.result is None:  # owed by an agent that died: its replacement's restart rows stand in
