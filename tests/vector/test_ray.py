@@ -341,18 +341,34 @@ def test_close_while_a_step_is_pending_is_prompt_and_leaves_nothing_behind() -> 
         envs.step(np.zeros(2, dtype=np.int64))
 
 
-def test_ctrl_c_during_a_wait_abandons_the_call_and_the_env_stays_usable() -> None:
-    with make([functools.partial(SleepyEnv, 1.0)] * 2) as envs:
-        envs.reset()
-        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-        timer.start()
-        started = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):
-            envs.step(np.zeros(2, dtype=np.int64))
-        assert time.monotonic() - started < 0.9  # raised within a wait slice, not at the end of the step
-        timer.join()
-        obs, *_ = envs.step(np.zeros(2, dtype=np.int64))  # the abandoned step is collected and dropped first
-        assert obs[:, 0].tolist() == [2, 2]
+class Stop(Exception):
+    """What a SIGINT handler of the user's raises."""
+
+
+def raise_stop(signum: int, frame: Any) -> None:
+    raise Stop
+
+
+@pytest.mark.parametrize("handler", [None, raise_stop], ids=["ctrl_c", "own_handler"])
+def test_ctrl_c_during_a_wait_abandons_the_call_and_the_env_stays_usable(handler: Any) -> None:
+    expected = KeyboardInterrupt if handler is None else Stop
+    previous = signal.getsignal(signal.SIGINT)
+    if handler is not None:
+        signal.signal(signal.SIGINT, handler)
+    try:
+        with make([functools.partial(SleepyEnv, 1.0)] * 2) as envs:
+            envs.reset()
+            timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+            timer.start()
+            started = time.monotonic()
+            with pytest.raises(expected):
+                envs.step(np.zeros(2, dtype=np.int64))
+            assert time.monotonic() - started < 0.9  # raised within a wait slice, not at the end of the step
+            timer.join()
+            obs, *_ = envs.step(np.zeros(2, dtype=np.int64))  # the abandoned step is collected and dropped first
+            assert obs[:, 0].tolist() == [2, 2]
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_bad_actions_are_refused_before_anything_is_sent() -> None:
