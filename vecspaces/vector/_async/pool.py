@@ -7,14 +7,13 @@ any) through the pipe. When the worker is done it sets ``control.finished[w]``, 
 
 What each worker is doing, as the main process sees it, is the state machine in ``inflight``.
 
-The main process waits on ``completions`` (polling first, see ``waiting``), then takes the finished workers.
-A worker's flag says it finished; a count only wakes the main process, since a worker can die between setting
-its flag and releasing its count (see :meth:`WorkerPool._pay_owed`).
-It blocks in slices of ``WAIT_SLICE_SECONDS`` and checks the busy workers' flags and lives after each, so
-neither a dead worker nor a lost count hangs the pool. Three waits share this: :meth:`WorkerPool.collect`
-(until a condition holds, e.g. pool mode's batch), :meth:`WorkerPool.collect_all` (every running worker, for
-a Gymnasium-style call) and :meth:`WorkerPool.collect_quietly` (the fast path of a plain step: the counts,
-then every flag at once).
+The main process waits on ``completions`` (polling first, see ``waiting``), then takes the finished workers. A
+worker's flag says it finished; a count only wakes the main process, since a worker can die between setting its
+flag and releasing its count (see :meth:`WorkerPool._pay_owed`). Waits block in slices of ``WAIT_SLICE_SECONDS``
+and check the busy workers' flags and lives after each, so neither a dead worker nor a lost count hangs the
+pool. Three waits share this: :meth:`WorkerPool.collect` (until a condition holds, e.g. pool mode's batch),
+:meth:`WorkerPool.collect_all` (every running worker, for a Gymnasium-style call) and
+:meth:`WorkerPool.collect_quietly` (the fast path of a plain step: the counts, then every flag at once).
 Between two blocking slices a wait is an interruption point (``interrupts.checkpoint``): the state is
 consistent there, so a Ctrl-C that arrived meanwhile is raised there.
 """
@@ -288,8 +287,7 @@ class WorkerPool:
             return False
         control, inflight = self.control, self.inflight
         finished = control.finished
-        # A count is a wake-up, the flag is the proof: after a worker died between its flag and its count, a count
-        # can come late and stand in for another worker's, which must not be read before its flag is set.
+        # A count only wakes (a late one, see _pay_owed, could stand in for another's): the flags say who finished.
         if any(control.has_reply[w] or not finished[w] for w in inflight.running):
             inflight.owed = -len(inflight.running)  # their counts were taken before collect_all sees their flags
             # The wait is over (collect_all only reads the replies): learn from all of it, as for a quiet step.
@@ -434,12 +432,10 @@ class WorkerPool:
     def _pay_owed(self) -> None:
         """Take the completion counts owed for workers already taken, as far as they are there; forgive the rest.
 
-        A worker releases its count right after setting its flag, so an owed count is normally waiting. One that
-        is not may never come: its worker died between the two. Waiting for it would take the next count of
-        another worker instead and leave that worker's wait without one (a pool-mode ``recv`` then waited out its
-        whole timeout, a step a blocking slice, step after step). Forgiven, a count that does come late only wakes
-        a later wait early, and every wait checks the flags before it trusts a count. Paid before commands are
-        given while no worker runs, a missing count cannot be confused with a new one.
+        An owed count is normally waiting (a worker releases it right after setting its flag), but one whose worker
+        died between the two never comes. Waiting for it would take another worker's count and leave that worker's
+        wait without one (a pool-mode ``recv`` waited out its timeout). A forgiven count that comes late only wakes a
+        later wait early: every wait checks the flags before it trusts a count.
         """
         inflight = self.inflight
         while inflight.owed > 0:
