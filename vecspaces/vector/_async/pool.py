@@ -331,8 +331,7 @@ class WorkerPool:
         or when ``timeout`` (from ``started``) has passed, with the counts taken so far paid in advance.
         """
         completions, inflight = self.completions, self.inflight
-        self._pay_owed()
-        wanted = len(inflight.running) + inflight.owed
+        wanted = len(inflight.running) + inflight.owed  # dispatch paid what was owed; a wait cut short may owe more
         taken = 0
         spin_until = started + self.spin.budget()
         while taken < wanted:
