@@ -1,4 +1,7 @@
-"""Gymnasium's CartPole in vecspaces' vector envs and in Gymnasium's: the same seeds and actions give the same run.
+"""Gymnasium's envs in vecspaces' vector envs and in Gymnasium's: the same seeds and actions give the same run.
+
+Most scenarios use CartPole; ``test_every_env_shipped_with_gymnasium_runs_as_in_gymnasium`` runs every env that
+Gymnasium registers without extras (classic control, toy text) through each vecspaces backend.
 
 Every scenario runs 4 CartPoles (``gymnasium.make("CartPole-v1")`` with a wrapper that adds infos of several
 kinds: ints, floats, bools reported on some steps only, nested dicts of numpy values) for 200 steps with the
@@ -25,6 +28,7 @@ Deliberate differences from Gymnasium, asserted here as vecspaces' behaviour:
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -284,3 +288,73 @@ def test_disabled_mode_refuses_to_step_an_ended_env(backend: str) -> None:
         assert rewards.tolist() == [1.0] * NUM_ENVS
     finally:
         envs.close()
+
+
+# -- every env that ships with Gymnasium ----------------------------------------------------------------------
+
+# The envs Gymnasium registers that need no extra (classic control and toy text), from the installed version.
+SHIPPED_ENV_IDS = sorted(
+    env_id
+    for env_id, spec in gymnasium.registry.items()
+    if isinstance(spec.entry_point, str)
+    and spec.entry_point.startswith(("gymnasium.envs.classic_control", "gymnasium.envs.toy_text"))
+)
+SHIPPED_NUM_ENVS = 3
+SHIPPED_STEPS = 120
+SHIPPED_EPISODE_STEPS = 50  # a time limit shorter than any env's own, so that every run has autoresets
+
+
+def shipped_run(envs: Any, actions: list[Any]) -> list[Record]:
+    records = [reset(envs, seed=SEED)]
+    for action in actions:
+        records.append(("step", *envs.step(action)))
+    return records
+
+
+def undo_widening(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """``ours`` with the info columns that vecspaces widened where Gymnasium truncates, checked, cast back.
+
+    Gymnasium gives a key the dtype of the first env's value, so an int there (FrozenLake's reset ``prob`` of 1)
+    truncates another env's float (1/3 becomes 0); vecspaces widens the column to float64 (README, "Deliberate
+    differences"). Ours must be that float column, truncating to Gymnasium's.
+    """
+    widened = dict(ours)
+    for key, expected in theirs.items():
+        actual = ours.get(key)
+        if isinstance(expected, dict) and isinstance(actual, dict):
+            widened[key] = undo_widening(actual, expected)
+        elif (
+            isinstance(expected, np.ndarray)
+            and expected.dtype.kind == "i"
+            and getattr(actual, "dtype", None) == np.float64
+        ):
+            assert np.array_equal(actual.astype(expected.dtype), expected), f"{key}: {actual} vs {expected}"
+            widened[key] = actual.astype(expected.dtype)
+    return widened
+
+
+@pytest.mark.parametrize("env_id", SHIPPED_ENV_IDS)
+@pytest.mark.parametrize("mode", AUTORESET_MODES)
+def test_every_env_shipped_with_gymnasium_runs_as_in_gymnasium(env_id: str, mode: str) -> None:
+    """The same seed and actions give Gymnasium's SyncVectorEnv's records in every vecspaces backend."""
+    env_fns = [functools.partial(gymnasium.make, env_id, max_episode_steps=SHIPPED_EPISODE_STEPS)] * SHIPPED_NUM_ENVS
+    reference = gymnasium.vector.SyncVectorEnv(env_fns, autoreset_mode=gymnasium.vector.AutoresetMode(mode))
+    reference.action_space.seed(SEED)
+    actions = [reference.action_space.sample() for _ in range(SHIPPED_STEPS)]
+    try:
+        theirs = shipped_run(reference, actions)
+    finally:
+        reference.close()
+    assert episode_ends(theirs) >= 2 * SHIPPED_NUM_ENVS, "the run must cover autoresets"
+    for make_vector_env in (
+        functools.partial(SyncVectorEnv, env_fns, autoreset_mode=mode),
+        functools.partial(AsyncVectorEnv, env_fns, autoreset_mode=mode, num_workers=2, timeout=60),
+        functools.partial(AsyncVectorEnv, env_fns, autoreset_mode=mode, shared_memory=False, num_workers=2, timeout=60),
+    ):
+        with make_vector_env() as envs:
+            ours = shipped_run(envs, actions)
+        ours = [
+            (*record[:-1], undo_widening(record[-1], expected[-1]))
+            for record, expected in zip(ours, theirs, strict=True)
+        ]
+        assert_same_records(ours, theirs)
