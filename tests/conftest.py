@@ -1,3 +1,4 @@
+import compileall
 import os
 import signal
 from collections.abc import Iterator
@@ -5,10 +6,17 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+import vecspaces
+
 # FAST=1 keeps property tests short while developing; CI uses the default profile.
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fast", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("fast" if os.environ.get("FAST") else "ci")
+
+# The run starts many processes that import vecspaces (spawn and forkserver workers, Ray agents, subprocess tests).
+# Where Python writes no bytecode (PYTHONDONTWRITEBYTECODE, as on this project's machines) each of them would compile
+# the package from source, ~0.2 s apiece: compile it once, as an installed package is.
+compileall.compile_dir(os.path.dirname(vecspaces.__file__), quiet=2)
 
 # A run started in the background (`python -m pytest &`) inherits SIGINT ignored, and the Ctrl-C tests raise
 # SIGINT: they need Python's own handler, as a run in a terminal has.
