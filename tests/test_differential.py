@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.catalog import IDS, from_gym_value, make, to_gym_value
-from tests.helpers import assert_same_value
+from tests.catalog import GYMNASIUM_IDS, from_gym_value, make, to_gym_value
+from tests.helpers import assert_same_value, skip_before_gymnasium_1_4
 from vecspaces.spaces import (
     Box,
     Dict,
@@ -52,7 +52,7 @@ def text_in_float_composite(space: Space[Any]) -> bool:
     return "Text(" in repr(space) and space.is_np_flattenable and flatten_space(space).dtype.kind == "f"
 
 
-@pytest.fixture(params=IDS)
+@pytest.fixture(params=GYMNASIUM_IDS)
 def pair(request: pytest.FixtureRequest) -> tuple[Space[Any], Any]:
     space = make(request.param)
     space.seed(0)
@@ -60,6 +60,8 @@ def pair(request: pytest.FixtureRequest) -> tuple[Space[Any], Any]:
 
 
 def test_flatdim_and_flatten_space_agree(pair: tuple[Space[Any], Any]) -> None:
+    if "Text(" in repr(pair[0]) and contains_oneof(pair[0]):
+        skip_before_gymnasium_1_4("its flatten_space of a OneOf holding a Text makes a Box of strings (ValueError)")
     space, gym_space = pair
     if not space.is_np_flattenable:
         assert not gym_space.is_np_flattenable

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from vecspaces._space import Space, space_kinds
-from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, message, show
+from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, InvalidValueError, message, show
 
 __all__ = [
     "Converter",
@@ -303,7 +303,27 @@ def _convert(space: Any, source: Any, target: Any, caller: str, path: str, hold_
     def child(sub: Any, suffix: str) -> Any:
         return _convert(sub, source, target, caller, path + suffix, hold_custom)
 
-    return converter(space, target, child, seed)
+    try:
+        return converter(space, target, child, seed)
+    except Error:
+        raise
+    except Exception as error:
+        if target is _VECSPACES:
+            raise
+        # An older Gymnasium than the one vecspaces follows refuses some spaces (1.3 and before: a Graph of Dict
+        # nodes): say so, rather than let its bare assertion through.
+        version = getattr(sys.modules.get("gymnasium"), "__version__", "?")
+        refusal = (str(error).splitlines() or [""])[0]
+        raise InvalidValueError(
+            message(
+                f"{caller} cannot convert this {type(space).__name__}: the installed Gymnasium {version} refuses "
+                f"it ({type(error).__name__}: {refusal})",
+                expected="a space that this Gymnasium can build",
+                got=show(space),
+                at=path,
+                fix="upgrade Gymnasium (pip install 'gymnasium>=1.4'), whose spaces vecspaces' match",
+            )
+        ) from error
 
 
 def _converter_for(kind: type, source: Any) -> Converter | None:
