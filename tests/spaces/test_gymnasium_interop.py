@@ -351,6 +351,21 @@ def test_a_space_an_older_gymnasium_refuses_is_an_invalid_value_error_saying_to_
     assert to_gymnasium(Graph(Box(0.0, 1.0, (2,)), None)) == gym.Graph(gym.Box(0.0, 1.0, (2,)), None)
 
 
+def test_an_int64_discrete_converts_for_a_gymnasium_whose_discrete_has_no_dtype(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Gymnasium 1.1's Discrete takes no dtype (always int64): Gymnasium-facing vector envs of CartPole need it."""
+    real_init = gym.Discrete.__init__
+
+    def init_of_gymnasium_1_1(self: Any, n: Any, seed: Any = None, start: Any = 0) -> None:
+        real_init(self, n, seed=seed, start=start)
+
+    monkeypatch.setattr(gym.Discrete, "__init__", init_of_gymnasium_1_1)
+    assert to_gymnasium(Discrete(3, start=-1)) == gym.Discrete(3, start=-1)
+    with pytest.raises(InvalidValueError, match=r"refuses it \(TypeError.*dtype"):
+        to_gymnasium(Discrete(3, dtype=np.int32))
+
+
 # --- gymnasium missing --------------------------------------------------------------------------------------
 
 

@@ -189,4 +189,6 @@ concatenate.register(Discrete, stack_into)
 
 @register_converter(Discrete)
 def _convert_discrete(space: Any, lib: Any, child: Callable[[Any, str], Any], seed: Any) -> Any:
-    return lib.Discrete(int(space.n), seed=seed, start=int(space.start), dtype=space.dtype)
+    # int64 is the default of both libraries; Gymnasium's Discrete takes no dtype at all before 1.2.
+    dtype = {} if space.dtype == np.int64 else {"dtype": space.dtype}
+    return lib.Discrete(int(space.n), seed=seed, start=int(space.start), **dtype)
