@@ -11,28 +11,29 @@ import pytest
 from vecspaces.spaces import Space
 
 
-def _gymnasium_version() -> tuple[int, ...] | None:
+def _gymnasium_version() -> tuple[int, ...]:
     try:
         import gymnasium
     except ImportError:
-        return None
+        return (1, 4)
     return tuple(int(part) for part in gymnasium.__version__.split(".")[:2] if part.isdigit())
 
 
 # vecspaces follows Gymnasium 1.4 (the tests' extra installs the newest). Older releases, which users may be pinned
 # to (Ray 2.60's RLlib pins 1.2.2), differ in a few behaviours that some tests compare with.
-GYMNASIUM_BEFORE_1_4 = (_gymnasium_version() or (1, 4)) < (1, 4)
+GYMNASIUM_VERSION = _gymnasium_version()
+GYMNASIUM_BEFORE_1_4 = GYMNASIUM_VERSION < (1, 4)
 
 
-def compares_with_gymnasium_1_4(difference: str) -> pytest.MarkDecorator:
-    """Skip the test where the installed Gymnasium is older than 1.4 and behaves as ``difference`` says."""
-    return pytest.mark.skipif(GYMNASIUM_BEFORE_1_4, reason=f"Gymnasium before 1.4: {difference}")
+def needs_gymnasium(since: tuple[int, int], difference: str) -> pytest.MarkDecorator:
+    """Skip the test where the installed Gymnasium is older than ``since`` and behaves as ``difference`` says."""
+    return pytest.mark.skipif(since > GYMNASIUM_VERSION, reason=f"Gymnasium before {since[0]}.{since[1]}: {difference}")
 
 
-def skip_before_gymnasium_1_4(difference: str) -> None:
-    """Skip the running case where the installed Gymnasium is older than 1.4 and behaves as ``difference`` says."""
-    if GYMNASIUM_BEFORE_1_4:
-        pytest.skip(f"Gymnasium before 1.4: {difference}")
+def skip_before_gymnasium(since: tuple[int, int], difference: str) -> None:
+    """Skip the running case where the installed Gymnasium is older than ``since`` (see :func:`needs_gymnasium`)."""
+    if since > GYMNASIUM_VERSION:
+        pytest.skip(f"Gymnasium before {since[0]}.{since[1]}: {difference}")
 
 
 def assert_same_value(a: Any, b: Any, path: str = "x") -> None:

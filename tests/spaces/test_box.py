@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.helpers import assert_same_value, same_rng_state, skip_before_gymnasium_1_4
+from tests.helpers import assert_same_value, same_rng_state, skip_before_gymnasium
 from vecspaces.error import Error, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import Box, Discrete, flatdim, flatten, flatten_space, unflatten
 from vecspaces.spaces.utils import is_space_dtype_shape_equiv
@@ -935,7 +935,7 @@ def contains_candidates(space: Box) -> list[Any]:
 @pytest.mark.parametrize("name", DIFFERENTIAL)
 def test_same_construction_as_gymnasium(name: str) -> None:
     if name == "f32_scalar":
-        skip_before_gymnasium_1_4("a scalar Box's bounded_below and bounded_above are numpy bools, not arrays")
+        skip_before_gymnasium((1, 4), "a scalar Box's bounded_below and bounded_above are numpy bools, not arrays")
     ours, theirs = make(name), gym_box(name)
     assert repr(ours) == repr(theirs)
     assert ours.shape == theirs.shape and ours.dtype == theirs.dtype

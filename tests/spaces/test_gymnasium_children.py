@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.catalog import make
-from tests.helpers import assert_same_value, same_rng_state, skip_before_gymnasium_1_4
+from tests.helpers import assert_same_value, same_rng_state, skip_before_gymnasium
 from vecspaces._ops.gymnasium import GymnasiumCustomSpace
 from vecspaces.error import InvalidTypeError
 from vecspaces.spaces import (
@@ -249,7 +249,7 @@ class Coin(gym.Space):  # type: ignore[misc]
 
 def test_a_custom_gymnasium_child_is_held_and_given_back(form: str) -> None:
     if form.startswith("graph"):
-        skip_before_gymnasium_1_4("a Graph's node and edge spaces are Box or Discrete only")
+        skip_before_gymnasium((1, 4), "a Graph's node and edge spaces are Box or Discrete only")
     coin = Coin()
     composite = FORMS[form]([coin, sibling()], 2)
     child = FIRST_CHILD[form](composite)

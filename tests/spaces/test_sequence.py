@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import vecspaces.spaces
-from tests.helpers import assert_same_value, same_rng_state
+from tests.helpers import assert_same_value, same_rng_state, skip_before_gymnasium
 from vecspaces.error import CustomSpaceError, Error, InvalidTypeError, InvalidValueError, NotFlattenableError
 from vecspaces.spaces import (
     Box,
@@ -707,6 +707,8 @@ STACKED_LIST_CASES: dict[str, tuple[Any, list[Any]]] = {
 @pytest.mark.parametrize("case", list(STACKED_LIST_CASES))
 def test_stacked_contains_of_lists_and_tuples_agrees_with_gymnasium(case: str) -> None:
     gym_spaces = pytest.importorskip("gymnasium.spaces")
+    if case == "discrete_int32_start":
+        skip_before_gymnasium((1, 2), "its Discrete takes no dtype (TypeError)")
     make_feature, candidates = STACKED_LIST_CASES[case]
     space = Sequence(make_feature(vecspaces.spaces), stack=True)
     gym_space = gym_spaces.Sequence(make_feature(gym_spaces), stack=True)

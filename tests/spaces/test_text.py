@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.helpers import same_rng_state, skip_before_gymnasium_1_4
+from tests.helpers import same_rng_state, skip_before_gymnasium
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import Box, Text, Tuple, flatdim, flatten, flatten_space, unflatten
 from vecspaces.spaces.text import alphanumeric
@@ -487,7 +487,7 @@ def gym_text(max_length: int, min_length: int, charset: Any) -> Any:
 @pytest.mark.parametrize("charset", CHARSETS, ids=CHARSET_IDS)
 def test_same_characters_repr_and_flat_form_as_gymnasium(charset: Any) -> None:
     if isinstance(charset, set):
-        skip_before_gymnasium_1_4("a set charset keeps the set's iteration order instead of sorting it")
+        skip_before_gymnasium((1, 4), "a set charset keeps the set's iteration order instead of sorting it")
     theirs, ours = gym_text(5, 0, charset), Text(5, min_length=0, charset=charset, seed=0)
     assert ours.character_list == theirs.character_list
     assert ours.characters == theirs.characters

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.catalog import make
-from tests.helpers import Opaque, compares_with_gymnasium_1_4
+from tests.helpers import Opaque, needs_gymnasium
 from tests.vector.test_layout import FIXED_IDS, assert_env_value, env_of, kitchen_sink, normalized, samples
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import (
@@ -378,7 +378,7 @@ def _bounds(dtype: Any) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
-@compares_with_gymnasium_1_4("its create_shared_memory cannot hold a float16 Box (TypeError)")
+@needs_gymnasium((1, 4), "its create_shared_memory cannot hold a float16 Box (TypeError)")
 def test_differential_read_of_write_matches_gymnasium() -> None:
     gym_utils = pytest.importorskip("gymnasium.vector.utils")
     for name, space, gym_space in _pairs():
