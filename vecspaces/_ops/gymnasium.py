@@ -436,6 +436,8 @@ def convert_to_gymnasium(space: Any, caller: str, path: str = "space") -> Any:
         ImportError: gymnasium is not installed.
         InvalidTypeError: ``space`` is not a space of either library.
         CustomSpaceError: ``space`` (or a child of it) is a custom space kind with no Gymnasium counterpart.
+        InvalidValueError: the installed Gymnasium cannot build it (before 1.4, a Graph of composite nodes;
+            before 1.2, a Discrete of another dtype than int64).
 
     Example:
         >>> from vecspaces.spaces import Discrete
@@ -474,6 +476,8 @@ def to_gymnasium(space: Any) -> Any:
         ImportError: gymnasium is not installed.
         InvalidTypeError: ``space`` is not a space of either library.
         CustomSpaceError: ``space`` (or a child of it) is a custom space kind with no Gymnasium counterpart.
+        InvalidValueError: the installed Gymnasium cannot build it (before 1.4, a Graph of composite nodes;
+            before 1.2, a Discrete of another dtype than int64).
 
     Example:
         >>> from vecspaces.spaces import Box
