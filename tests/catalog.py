@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tests.helpers import GYMNASIUM_BEFORE_1_4
+from vecspaces.error import InvalidValueError
 from vecspaces.spaces import (
     Box,
     Dict,
@@ -33,6 +34,7 @@ from vecspaces.spaces import (
     Space,
     Text,
     Tuple,
+    to_gymnasium,
 )
 from vecspaces.vector.utils import batch_space
 
@@ -130,9 +132,6 @@ def make(space_id: str) -> Space[Any]:
 
 
 def _gymnasium_builds(space_id: str) -> bool:
-    from vecspaces.error import InvalidValueError
-    from vecspaces.spaces import to_gymnasium
-
     try:
         to_gymnasium(make(space_id))
     except InvalidValueError:  # the installed Gymnasium refuses it (test_gymnasium_interop checks the message)
