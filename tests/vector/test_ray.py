@@ -93,7 +93,10 @@ with RayVectorEnv([TinyEnv] * 2, workers_per_agent=0) as envs:
 print("closed", ray.is_initialized())
 """
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    try:  # within the test's own timeout, so that a stall shows what the script printed
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=75, env=env)
+    except subprocess.TimeoutExpired as stalled:
+        pytest.fail(f"the script took over 75 s; it printed {stalled.stdout!r}, {stalled.stderr!r}")
     assert result.stdout.split() == ["refused", "False", "running", "True", "closed", "False"], result.stderr
 
 
