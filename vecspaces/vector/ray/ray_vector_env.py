@@ -242,16 +242,15 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._calls.start(AgentCommand.STEP)
             for agent in self._crew.agents:
                 due = owed.due(agent.envs)
-                if len(due) == len(agent.envs):
+                if due:  # the rows owed to these envs are their answer: they are not stepped
                     self._calls.results[agent.index] = [owed.take(due)]
-                elif due:
-                    self._calls.results[agent.index] = [owed.take(due)]
+                if not due:
+                    part = take_envs(self._spaces.single_action_space, batch, slice(agent.envs.start, agent.envs.stop))
+                    self._crew.send(agent, AgentCommand.STEP, part)
+                elif len(due) < len(agent.envs):
                     ids = [i for i in agent.envs if i not in due]
                     part = take_envs(self._spaces.single_action_space, batch, ids)
                     self._crew.send(agent, AgentCommand.STEP_SOME, (part, [i - agent.envs.start for i in ids]), ids)
-                else:
-                    part = take_envs(self._spaces.single_action_space, batch, slice(agent.envs.start, agent.envs.stop))
-                    self._crew.send(agent, AgentCommand.STEP, part)
 
     def step_wait(self, timeout: float | None = None) -> StepResult:
         """Wait for the step to finish and return ``(observations, rewards, terminations, truncations, infos)``."""
