@@ -162,18 +162,7 @@ def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> li
         >>> [int(action) for action in actions], actions[0].dtype
         ([2, 0], dtype('int64'))
     """
-    shape = action_space.shape
-    if shape is not None and isinstance(actions, np.ndarray):
-        if actions.shape != shape:
-            if _is_single_value(actions):
-                raise InvalidTypeError(
-                    _bad_actions("actions is a single value, not a batch", action_space, actions, num_envs)
-                )
-            raise InvalidValueError(_bad_actions("actions has the wrong shape", action_space, actions, num_envs))
-        if type(actions) is not np.ndarray or actions.dtype != action_space.dtype:
-            actions = _convert(action_space, actions, "actions")
-    else:
-        actions = _convert(action_space, actions, "actions")
+    actions = as_action_batch(action_space, actions)
     try:
         split = list(iterate(action_space, actions))
     except (TypeError, ValueError) as error:
