@@ -86,10 +86,7 @@ class CallCycle:
             local_command, local_arguments = self._local_pending
             self._local_pending = None
             assert self.local is not None
-            reply = self.local.handle(local_command, local_arguments)
-            if reply is not None:
-                self.pool.info_reader.learn(reply.info_layouts)
-            self._receive(LOCAL, reply)
+            self._receive(LOCAL, self.local.handle(local_command, local_arguments))
         pool = self.pool
         pool.collect_all(call, timeout)
         checkpoint()  # a Ctrl-C that came during the wait is raised before the results are taken, not after

@@ -10,7 +10,7 @@ from typing import Any
 
 from vecspaces._ops.memory_nodes import format_path
 from vecspaces.vector._async.copies import copied
-from vecspaces.vector._async.info_slots import InfoWriter
+from vecspaces.vector._async.info_slots import InfoWriter, Layout
 from vecspaces.vector._async.protocol import ActionLeaves, Command, Reply, capture_error
 from vecspaces.vector._async.shared import Control, SharedStepMemory
 from vecspaces.vector._async.writers import observation_writers
@@ -47,6 +47,8 @@ class EnvSlice:
         env_errors: the exceptions of an env that become its error (and the slice goes on). In a worker also
             ``KeyboardInterrupt`` and ``SystemExit`` raised by an env (the worker ignores Ctrl-C itself); in the
             main process those are the user's, and propagate.
+        learn_layouts: in the main process, what learns the info layouts the envs use for the first time (a
+            worker announces them in its reply instead).
     """
 
     def __init__(
@@ -58,8 +60,10 @@ class EnvSlice:
         slot: int,
         while_waiting: Callable[[], None] = lambda: None,
         env_errors: tuple[type[BaseException], ...] = (Exception,),
+        learn_layouts: Callable[[dict[int, Layout]], None] | None = None,
     ) -> None:
         self.env_indices = env_indices
+        self.learn_layouts = learn_layouts
         self.env_errors = env_errors
         self.runners = [EnvRunner(env, i, autoreset_mode) for i, env in zip(env_indices, envs, strict=True)]
         permits = None if memory.concurrency is None else _Permits(memory, slot, while_waiting)
@@ -183,6 +187,9 @@ class EnvSlice:
         """``reply`` with the info layouts the main process has yet to learn (a new reply if needed)."""
         layouts = self.info_writer.announcements()
         if layouts:
+            if self.learn_layouts is not None:
+                self.learn_layouts(layouts)
+                return reply
             if reply is None:
                 reply = Reply()
             reply.info_layouts.update(layouts)

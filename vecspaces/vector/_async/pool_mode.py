@@ -195,8 +195,6 @@ class PoolMode:
             self.control.stepping[envs] = 0
             self.in_flight.difference_update(envs)
             raise
-        if reply is not None:
-            self.pool.info_reader.learn(reply.info_layouts)
         self._finished(envs, reply)
 
     def _check_env_ids(self, env_ids: Any) -> list[int]:

@@ -98,10 +98,7 @@ def start_pool(
         for env in local_envs:
             env.close()
         raise
-    local = len(local_envs)
-    local_slice = EnvSlice(range(local), local_envs, settings.autoreset_mode, memory, num_workers) if local else None
-    calls = CallCycle(local_slice, settings.num_envs)
-    pool = calls.pool = WorkerPool(
+    pool = WorkerPool(
         context,
         env_fns,
         settings.slices,
@@ -114,6 +111,18 @@ def start_pool(
         settings.restart,
         settings.restart_attempts,
     )
+    local_slice = None
+    if local_envs:
+        local_slice = EnvSlice(
+            range(len(local_envs)),
+            local_envs,
+            settings.autoreset_mode,
+            memory,
+            num_workers,
+            learn_layouts=pool.info_reader.learn,
+        )
+    calls = CallCycle(local_slice, settings.num_envs)
+    calls.pool = pool
     try:
         descriptions = [describe(env) for env in local_envs] + pool.start(range(num_workers), settings.startup_timeout)
     except BaseException:
