@@ -439,3 +439,22 @@ def test_gymnasium_envs_give_gymnasium_types_and_match_gymnasium() -> None:
             for mine, expected in zip(ours[:4], theirs[:4], strict=True):
                 np.testing.assert_array_equal(mine, expected)
         assert "episode" in ours[4]  # the wrapper saw the episodes end
+
+
+def test_each_space_shows_the_library_the_envs_space_is_of() -> None:
+    import gymnasium as gym
+
+    from tests.test_real_clients import SwappedSpacesEnv
+    from vecspaces.spaces import Graph
+    from vecspaces.vector.utils import batch_space
+
+    # The agents report what their local envs show: a Gymnasium-facing env, vecspaces observations (the env's
+    # module swapped them) and Gymnasium actions.
+    with make([SwappedSpacesEnv] * 2) as envs:
+        assert isinstance(envs, gym.vector.VectorEnv)
+        assert isinstance(envs.single_observation_space, Graph)
+        assert envs.observation_space == batch_space(SwappedSpacesEnv().observation_space, 2)
+        assert isinstance(envs.single_action_space, gym.spaces.Discrete)
+        assert isinstance(envs.action_space, gym.spaces.MultiDiscrete)
+        observations, _ = envs.reset(seed=0)
+        assert observations in envs.observation_space

@@ -183,7 +183,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         local_envs = probe(self.env_fns, local)
         first = local_envs[0]
         try:
-            self._face = self._read_first_env(first, arguments_face)
+            self._face = self._read_first_env(first, arguments_face)  # shown once the other envs' spaces are known
             single_observation = as_vecspaces_space(first.observation_space, "env 0 observation_space")
             single_action = as_vecspaces_space(first.action_space, "env 0 action_space")
         except BaseException:

@@ -105,6 +105,7 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
 
     _np_random: np.random.Generator | None = None
     _np_random_seed: int | None = None
+    _face: Face  # what it shows of Gymnasium, set with its spaces (a Ray agent reports its local env's)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         """An instance of ``cls``, or of its Gymnasium-facing subclass (see the class docstring)."""
@@ -119,6 +120,7 @@ class VectorEnv(Generic[ObsType, ActType, ArrayType]):
         ``vecspaces.vector._gymnasium_facing``); the observation or action spaces ``face`` names are converted
         once here.
         """
+        self._face = face
         if face.vector_env:
             import gymnasium
 

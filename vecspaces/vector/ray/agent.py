@@ -28,7 +28,6 @@ from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.vector._async.protocol import EnvError, RemoteTraceback, capture_error
 from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS
 from vecspaces.vector._async.worker import run_worker
-from vecspaces.vector._gymnasium_facing import Face, brought_gymnasium
 from vecspaces.vector._spaces import as_vecspaces_space
 from vecspaces.vector.async_vector_env import AsyncVectorEnv
 from vecspaces.vector.ray.placement import local_pool
@@ -97,11 +96,7 @@ class Agent:
                 [as_vecspaces_space(space, "action_space") for space in action_spaces],
                 {key: value for key, value in envs.metadata.items() if key != "autoreset_mode"},
                 envs.render_mode,
-                Face(
-                    type(envs) not in (AsyncVectorEnv, SyncVectorEnv),  # else its Gymnasium-facing subclass
-                    brought_gymnasium(*observation_spaces),
-                    brought_gymnasium(*action_spaces),
-                ),
+                envs._face,
                 _node_id(),
                 _host_address(),
                 os.getpid(),
