@@ -142,6 +142,36 @@ def test_async_vector_env_steps_with_array_likes(shared_memory: bool) -> None:
                 assert_same_value(action, env_actions[0], space_id)
 
 
+class TensorLike:
+    """What a torch tensor shows numpy: ``__array__``, and 0-d tensors (not numbers) when iterated."""
+
+    def __init__(self, values: Any) -> None:
+        self.values = np.asarray(values)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __iter__(self) -> Any:
+        return (TensorLike(value) for value in self.values)
+
+
+@pytest.mark.timeout(60)
+def test_tensor_like_actions_reach_the_envs_as_numpy_values() -> None:
+    # Gymnasium hands each env a 0-d tensor, which a Discrete action space refuses.
+    fns = [functools.partial(EchoEnv, "discrete_start3") for _ in range(N)]
+    for envs in [SyncVectorEnv(fns), AsyncVectorEnv(fns, context=CONTEXT, num_workers=2, timeout=30)]:
+        with envs:
+            envs.reset(seed=0)
+            observations, *_ = envs.step(TensorLike([3, 4, 5]))
+            assert observations.tolist() == [3, 4, 5]
+            assert [type(actions[0]) for actions in envs.get_attr("received")] == [np.int64] * N
+            with pytest.raises(InvalidValueError, match="changes when cast"):
+                envs.step(TensorLike([3.5, 4.0, 5.0]))
+
+
 def test_exact_arrays_are_not_copied() -> None:
     batch = np.array([[0.5, 0.25], [1.0, 0.0]], np.float32)
     rows = actions_per_env(batch_space(Box(0, 1, (2,)), 2), batch, 2)
