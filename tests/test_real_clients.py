@@ -390,3 +390,33 @@ def test_ppo_style_loop_gives_identical_trajectories() -> None:
         assert reference[-1][1] > 0  # episodes finished, so autoreset was exercised
         for mine, theirs in zip(got, reference, strict=True):
             assert_same(mine, theirs)
+
+
+def subclass_that_scales_rewards(base: type) -> type:
+    """A vector env class of the kind users write: ``step_async`` keeps the actions, ``step_wait`` edits rewards."""
+
+    class Scaled(base):  # type: ignore[misc, valid-type]
+        def step_async(self, actions: Any) -> None:
+            self.last_actions = np.array(actions)
+            super().step_async(actions)
+
+        def step_wait(self, **kwargs: Any) -> Any:
+            observations, rewards, terminations, truncations, infos = super().step_wait(**kwargs)
+            return observations, rewards * 10, terminations, truncations, infos
+
+    return Scaled
+
+
+def test_a_subclass_overriding_half_of_step_is_called_by_step() -> None:
+    # Gymnasium's AsyncVectorEnv.step is step_async + step_wait; vecspaces' shorter path must not skip them.
+    results = []
+    for base in (gymnasium.vector.AsyncVectorEnv, AsyncVectorEnv):
+        envs = subclass_that_scales_rewards(base)([cartpole] * 2)
+        try:
+            envs.reset(seed=3)
+            _, rewards, *_ = envs.step(np.array([1, 0]))
+            assert envs.last_actions.tolist() == [1, 0]
+            results.append(rewards.tolist())
+        finally:
+            envs.close()
+    assert results[0] == results[1] == [10.0, 10.0]

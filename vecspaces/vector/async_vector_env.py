@@ -227,6 +227,9 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._local is None
             and isinstance(self._observations, SharedObservations)
             and not self._observations.piped_leaves
+            # A subclass that overrides a half of step (as Gymnasium users do) gets step_async + step_wait.
+            and type(self).step_async is AsyncVectorEnv.step_async
+            and type(self).step_wait is AsyncVectorEnv.step_wait
         )
         self._plain_action_view = self._actions.view if plain else None
 
