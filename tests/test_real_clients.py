@@ -420,3 +420,16 @@ def test_a_subclass_overriding_half_of_step_is_called_by_step() -> None:
         finally:
             envs.close()
     assert results[0] == results[1] == [10.0, 10.0]
+
+
+def test_async_vector_env_keeps_gymnasium_attributes() -> None:
+    arguments = {"shared_memory": False, "copy": False, "context": "fork", "daemon": True, "observation_mode": "same"}
+    names = ["env_fns", *arguments, "worker", "autoreset_mode", "num_envs", "render_mode"]
+    theirs = gymnasium.vector.AsyncVectorEnv([cartpole] * 3, **arguments)
+    try:
+        with AsyncVectorEnv([cartpole] * 3, num_workers=2, **arguments) as ours:
+            assert {name: getattr(ours, name) for name in names} == {name: getattr(theirs, name) for name in names}
+            assert [process.is_alive() for process in ours.processes] == [True, True]
+            assert len({process.pid for process in ours.processes}) == 2
+    finally:
+        theirs.close()

@@ -127,8 +127,12 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.closed = True  # until the workers are up, there is nothing for close() to do
         self.env_fns = env_factories(env_fns)
         self.num_envs = len(self.env_fns)
+        # Gymnasium's attributes: the arguments as given.
         self.shared_memory = shared_memory
         self.copy = copy
+        self.context = context
+        self.daemon = daemon
+        self.worker = worker
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
         arguments_face = face_of_arguments(autoreset_mode, observation_mode)
@@ -234,6 +238,11 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._plain_action_view = self._actions.view if plain else None
 
     # -- Gymnasium's API -----------------------------------------------------------------------------------
+
+    @property
+    def processes(self) -> list[Any]:
+        """The worker processes, one per worker (Gymnasium has one per env); a restart replaces its entry."""
+        return list(self._pool.processes)
 
     @property
     def restarts(self) -> int:
