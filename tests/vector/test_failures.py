@@ -28,7 +28,14 @@ from tests.vector.envs import (
     TwoArgumentError,
     failing_factory,
 )
-from vecspaces.error import AlreadyPendingCallError, ClosedEnvironmentError, SpaceMismatchError, WorkerDiedError
+from vecspaces.error import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    InvalidTypeError,
+    InvalidValueError,
+    SpaceMismatchError,
+    WorkerDiedError,
+)
 from vecspaces.spaces import Box, Discrete
 from vecspaces.vector import AsyncVectorEnv
 from vecspaces.vector._async import pool as pool_module
@@ -233,6 +240,39 @@ def test_a_constructor_failing_after_the_workers_started_stops_them(context: str
         p for p in left if "forkserver" not in " ".join(p.cmdline()) and "resource_tracker" not in " ".join(p.cmdline())
     ]
     assert not left, f"processes left running: {left}"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        ({"timeout": -1}, InvalidValueError, "timeout is invalid, expected a number of seconds >= 0, got -1"),
+        ({"timeout": float("nan")}, InvalidValueError, "timeout is invalid"),
+        ({"timeout": "5"}, InvalidTypeError, "timeout is not a number, expected a number of seconds, got '5'"),
+        ({"startup_timeout": None}, InvalidTypeError, "startup_timeout is not a number"),
+        ({"spin_seconds": -0.001}, InvalidValueError, "spin_seconds is invalid"),
+        ({"spin_seconds": True}, InvalidTypeError, "spin_seconds is not a number"),
+    ],
+)
+def test_bad_durations_are_refused_before_any_worker_starts(
+    arguments: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    before = psutil.Process().children(recursive=True)
+    with pytest.raises(error, match=re.escape(match)):
+        AsyncVectorEnv([CountdownEnv] * 2, **arguments)
+    assert psutil.Process().children(recursive=True) == before
+
+
+@pytest.mark.timeout(60)
+def test_a_bad_wait_timeout_is_refused_and_the_call_stays_pending() -> None:
+    with AsyncVectorEnv([CountdownEnv] * 2, num_workers=2, context="fork") as envs:
+        envs.reset(seed=0)
+        envs.step_async(STEP[:2])
+        with pytest.raises(InvalidTypeError, match="timeout is not a number"):
+            envs.step_wait(timeout="1")
+        with pytest.raises(InvalidValueError, match="timeout is invalid"):
+            envs.step_wait(timeout=float("nan"))
+        observations, *_ = envs.step_wait(timeout=30)
+        assert observations.shape[0] == 2
 
 
 def test_a_worker_function_of_the_wrong_signature_is_refused() -> None:

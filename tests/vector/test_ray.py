@@ -398,6 +398,8 @@ def test_bad_actions_are_refused_before_anything_is_sent() -> None:
         ({"placement": "everywhere"}, InvalidValueError, "placement"),
         ({"placement": ["no-such-node"]}, InvalidValueError, "not alive"),
         ({"context": "forky"}, InvalidValueError, "context is invalid, expected None or one of 'fork'"),
+        ({"timeout": -1}, InvalidValueError, "timeout is invalid, expected a number of seconds >= 0"),
+        ({"startup_timeout": "2"}, InvalidTypeError, "startup_timeout is not a number"),
     ],
 )
 def test_bad_arguments_are_refused_with_what_was_expected(

@@ -6,6 +6,7 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
+import math
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -138,7 +139,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         arguments_face = face_of_arguments(autoreset_mode, observation_mode)
         observation_mode = as_vecspaces_observation_mode(observation_mode)
         check_observation_mode(observation_mode)
-        self.timeout = timeout
+        self.timeout = None if timeout is None else options.seconds("timeout", timeout)
+        startup_timeout = options.seconds("startup_timeout", startup_timeout)
         self.restart_workers = restart_workers
         self.batch_size = options.pool_batch_size(batch_size, self.num_envs)
         self.max_concurrency = options.max_concurrency(max_concurrency)
@@ -156,7 +158,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             options.worker_cpus(pin_workers, self.num_workers),
             worker or run_worker,
             daemon,
-            DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else spin_seconds,
+            DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else options.seconds("spin_seconds", spin_seconds),
             startup_timeout,
             restart_workers,
             options.restart_attempts(restart_attempts),
@@ -475,7 +477,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     # -- the command cycle ---------------------------------------------------------------------------------
 
     def _timeout(self, timeout: float | None) -> float | None:
-        return self.timeout if timeout is None else timeout
+        # A wait's own timeout may be negative (what remains of a caller's deadline): it times out at once.
+        return self.timeout if timeout is None else options.seconds("timeout", timeout, least=-math.inf)
 
     def _finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
 import multiprocessing
 import os
 from multiprocessing.context import BaseContext
@@ -24,11 +25,28 @@ __all__ = [
     "max_concurrency",
     "pool_batch_size",
     "restart_attempts",
+    "seconds",
     "split_envs",
     "start_context",
     "worker_count",
     "worker_cpus",
 ]
+
+
+def seconds(name: str, requested: Any, *, least: float = 0.0) -> float:
+    """A duration: a number of seconds >= ``least`` (infinity allowed, NaN not).
+
+    Example:
+        >>> seconds("timeout", 2), seconds("timeout", -1, least=-math.inf)
+        (2.0, -1.0)
+    """
+    if isinstance(requested, (bool, np.bool_)) or not isinstance(requested, (int, float, np.integer, np.floating)):
+        raise InvalidTypeError(message(f"{name} is not a number", expected="a number of seconds", got=show(requested)))
+    value = float(requested)
+    if math.isnan(value) or value < least:
+        expected = "a number of seconds" + ("" if least == -math.inf else f" >= {least:g}")
+        raise InvalidValueError(message(f"{name} is invalid", expected=expected, got=show(requested)))
+    return value
 
 
 def restart_attempts(requested: int) -> int:

@@ -5,6 +5,7 @@ See the package docstring for the data flow and the failure semantics.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -117,7 +118,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self.num_envs = len(self.env_fns)
         self.copy = copy
         self.transport = transport
-        self.timeout = timeout
+        self.timeout = None if timeout is None else options.seconds("timeout", timeout)
+        startup_timeout = options.seconds("startup_timeout", startup_timeout)
         self.restart_agents = restart_agents
         self.observation_mode = observation_mode
         self.autoreset_mode = autoreset_mode_of(autoreset_mode)
@@ -377,7 +379,8 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     # -- the command cycle ---------------------------------------------------------------------------------
 
     def _timeout(self, timeout: float | None) -> float | None:
-        return self.timeout if timeout is None else timeout
+        # A wait's own timeout may be negative (what remains of a caller's deadline): it times out at once.
+        return self.timeout if timeout is None else options.seconds("timeout", timeout, least=-math.inf)
 
     def _send_all(self, command: AgentCommand, payload: Callable[[AgentHandle], Any]) -> None:
         with DEFERRAL:
