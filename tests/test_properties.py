@@ -23,7 +23,7 @@ from tests.catalog import (
     scalars_as_arrays,
 )
 from tests.helpers import all_same_value, assert_same_value, same_rng_state
-from vecspaces.error import NotFlattenableError
+from vecspaces.error import Error, NotFlattenableError
 from vecspaces.spaces import Space, flatdim, flatten, flatten_space, unflatten
 from vecspaces.spaces.utils import is_space_dtype_shape_equiv
 from vecspaces.vector.utils import (
@@ -136,6 +136,18 @@ def test_equality_and_repr(space: Space[Any]) -> None:
 
 def test_is_equivalent_to_itself(space: Space[Any]) -> None:
     assert is_space_dtype_shape_equiv(space, make_same(space))
+
+
+def test_json_conversions_refuse_odd_data_with_vecspaces_errors(space: Space[Any]) -> None:
+    # Either the data converts or the error is one of vecspaces' (naming the space), never a bare TypeError or
+    # IndexError from deep inside the conversion.
+    for odd in [*ODD_VALUES, *([value] for value in ODD_VALUES), [[object()]], [{"nodes": 1}], [[5, 1]]]:
+        for convert in (space.to_jsonable, space.from_jsonable):
+            try:
+                converted = convert(odd)
+            except Error:
+                continue
+            assert isinstance(converted, (list, dict)), (convert.__name__, odd)  # a Dict's JSON is a dict
 
 
 def test_contains_never_raises_on_odd_input(space: Space[Any]) -> None:

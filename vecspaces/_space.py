@@ -16,19 +16,21 @@ cache, ``space._kernel_cache`` (see :func:`cached`), never in attributes of thei
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
 
 __all__ = ["MaskNDArray", "Space", "derive_seeds", "make_rng", "space_kind", "space_kinds"]
 
 T_co = TypeVar("T_co", covariant=True)
 K = TypeVar("K", bound="type[Space[Any]]")
 V = TypeVar("V")
+J = TypeVar("J", bound=Callable[..., list[Any]])
 
 MaskNDArray = npt.NDArray[np.int8]
 
@@ -80,6 +82,40 @@ def derive_seeds(seed: int, count: int) -> list[int]:
     """
     words = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
     return [int(word) for word in words]
+
+
+def json_checked(convert: J) -> J:
+    """Make a kind's ``to_jsonable`` or ``from_jsonable`` raise vecspaces' errors for data it cannot convert.
+
+    What the conversion raises itself (``int('a')``, a sample that is not iterable) becomes an
+    :class:`~vecspaces.error.InvalidTypeError` (from a ``TypeError`` or ``AttributeError``) or an
+    :class:`~vecspaces.error.InvalidValueError` naming the space, with the original error chained.
+
+    Example:
+        >>> from vecspaces.spaces import Discrete
+        >>> Discrete(3).from_jsonable(["a"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        vecspaces.error.InvalidValueError: Discrete(3).from_jsonable cannot convert sample_n (invalid literal ...
+    """
+
+    @functools.wraps(convert)
+    def checked(self: Space[Any], sample_n: Any) -> list[Any]:
+        try:
+            return convert(self, sample_n)
+        except Error:
+            raise
+        except (TypeError, AttributeError, ValueError, IndexError, KeyError) as error:
+            form = "the form to_jsonable gives" if convert.__name__ == "from_jsonable" else "the space's form"
+            text = message(
+                f"{self!r}.{convert.__name__} cannot convert sample_n ({error})",
+                expected=f"a list of samples in {form}",
+                got=show(sample_n),
+            )
+            kind = InvalidTypeError if isinstance(error, (TypeError, AttributeError)) else InvalidValueError
+            raise kind(text) from error
+
+    return checked  # type: ignore[return-value]
 
 
 class Space(Generic[T_co]):
@@ -191,10 +227,12 @@ class Space(Generic[T_co]):
         self.__dict__.update(state)
         self._kernel_cache = {}
 
+    @json_checked
     def to_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:
         """Convert a batch (list) of samples to JSON-serialisable data."""
         return list(sample_n)
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[Any]:
         """Convert JSON data made by :meth:`to_jsonable` back to a list of samples."""
         return list(sample_n)

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from vecspaces._ops.gymnasium import adopt
-from vecspaces._space import Space, derive_seeds, make_rng
+from vecspaces._space import Space, derive_seeds, json_checked, make_rng
 from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import reject_both
 
@@ -272,6 +272,7 @@ class Container(Space[T]):
             raise relocate(error, self.path_segment(len(values)), name) from None
         return self.pack(values)
 
+    @json_checked
     def to_jsonable(self, sample_n: Sequence[Any]) -> Any:
         """Convert a batch of samples to JSON data, column-wise: one entry per child holding its column.
 
@@ -290,6 +291,7 @@ class Container(Space[T]):
             raise relocate(error, self.path_segment(len(columns)), "sample_n") from None
         return self.pack(columns)
 
+    @json_checked
     def from_jsonable(self, sample_n: Any) -> list[T]:
         """Convert JSON data made by :meth:`to_jsonable` back to a list of samples.
 

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, space_kind
+from vecspaces._space import Space, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._box_bounds import as_number_array, cast_bound, check_dtype, check_order, check_shape, infer_shape
 
@@ -290,6 +290,7 @@ class Box(Space[NDArray[Any]]):
                 return False  # the number is not an integer of the dtype's range
         return x.shape == self._shape and bool(np.all(x >= self.low) and np.all(x <= self.high))
 
+    @json_checked
     def to_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:
         """Convert a batch of samples to nested lists of numbers.
 
@@ -299,6 +300,7 @@ class Box(Space[NDArray[Any]]):
         """
         return [np.asarray(sample).tolist() for sample in sample_n]
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[NDArray[Any]]:
         """Convert nested lists made by :meth:`to_jsonable` back to arrays of the box's dtype.
 

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, space_kind
+from vecspaces._space import Space, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
 
@@ -177,6 +177,7 @@ class Discrete(Space[np.integer[Any]]):
         super().__setstate__(state)
         self._cache_bounds()
 
+    @json_checked
     def to_jsonable(self, sample_n: Sequence[Any]) -> list[int]:
         """Convert a batch of samples to a list of Python ints.
 
@@ -186,6 +187,7 @@ class Discrete(Space[np.integer[Any]]):
         """
         return [int(x) for x in sample_n]
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[np.integer[Any]]:
         """Convert a list of ints made by :meth:`to_jsonable` back to numpy scalars of the space's dtype.
 

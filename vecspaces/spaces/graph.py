@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
 from vecspaces._ops.gymnasium import equals_gymnasium, is_gymnasium_graph_instance
-from vecspaces._space import Space, derive_seeds, space_kind
+from vecspaces._space import Space, derive_seeds, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import Container, adopt_child
 from vecspaces.spaces._masks import reject_both
@@ -300,6 +300,7 @@ class Graph(Space[GraphInstance]):
         except Exception:  # a value that does not split into nodes or edges is simply not contained
             return False
 
+    @json_checked
     def to_jsonable(self, sample_n: Iterable[GraphInstance]) -> list[dict[str, Any]]:
         """Convert a batch of graphs to JSON-serialisable data: one dict per graph.
 
@@ -333,6 +334,7 @@ class Graph(Space[GraphInstance]):
             result.append(entry)
         return result
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[dict[str, Any]]) -> list[GraphInstance]:
         """Convert data made by :meth:`to_jsonable` (ours or Gymnasium's) back to a list of graphs.
 

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, space_kind
+from vecspaces._space import Space, json_checked, space_kind
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
 
@@ -173,6 +173,7 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
         super().__setstate__(state)
         self._cache_sizes()
 
+    @json_checked
     def to_jsonable(self, sample_n: Sequence[npt.NDArray[np.int8]]) -> list[Any]:
         """Convert a batch of samples to nested lists of ints.
 
@@ -182,6 +183,7 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
         """
         return [np.asarray(sample).tolist() for sample in sample_n]
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[npt.NDArray[np.int8]]:
         """Convert nested lists made by :meth:`to_jsonable` back to int8 arrays.
 

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, space_kind
+from vecspaces._space import Space, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
 from vecspaces.spaces.discrete import Discrete, draw_allowed, draw_weighted, integer_dtype
@@ -312,6 +312,7 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
         self.dtype = np.dtype(self.dtype.str)
         self._cache_layout()
 
+    @json_checked
     def to_jsonable(self, sample_n: Sequence[npt.NDArray[np.integer[Any]]]) -> list[Any]:
         """Convert a batch of samples to nested lists of ints.
 
@@ -321,6 +322,7 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
         """
         return [np.asarray(sample).tolist() for sample in sample_n]
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[npt.NDArray[np.integer[Any]]]:
         """Convert nested lists made by :meth:`to_jsonable` back to arrays of the space's dtype.
 

@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, derive_seeds, space_kind
+from vecspaces._space import Space, derive_seeds, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import adopt_child
 from vecspaces.spaces._masks import reject_both
@@ -193,6 +193,7 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
         except Exception:
             return False
 
+    @json_checked
     def to_jsonable(self, sample_n: Iterable[tuple[Any, Any]]) -> list[list[Any]]:
         """Convert a batch of values to JSON-serialisable ``[[index, branch_json], ...]``.
 
@@ -212,6 +213,7 @@ class OneOf(Space[tuple[np.int64, T_co]], Generic[T_co]):
             result.append([int(index), data if _column_wise(branch) else data[0]])
         return result
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[tuple[np.int64, Any]]:
         """Convert the output of :meth:`to_jsonable` back to a batch of values.
 

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, derive_seeds, space_kind
+from vecspaces._space import Space, derive_seeds, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._container import adopt_child
 from vecspaces.spaces._masks import reject_both
@@ -251,6 +251,7 @@ class Sequence(Space[Any]):
         except Exception:  # a value that does not split into items, or a tuple subclass that cannot iterate
             return False
 
+    @json_checked
     def to_jsonable(self, sample_n: Iterable[Any]) -> list[Any]:
         """Convert a batch of sequences to JSON-serialisable data: one entry per sequence.
 
@@ -268,6 +269,7 @@ class Sequence(Space[Any]):
             return [to_jsonable(self._unstack(sample)) for sample in sample_n]
         return [to_jsonable(list(sample)) for sample in sample_n]
 
+    @json_checked
     def from_jsonable(self, sample_n: Iterable[Any]) -> list[Any]:
         """Convert data made by :meth:`to_jsonable` back to a list of sequences.
 
