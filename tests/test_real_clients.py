@@ -181,6 +181,7 @@ def test_gymnasium_users_get_gymnasium_types(backend: str) -> None:
         assert envs.observation_space == gymnasium.vector.utils.batch_space(RobotEnv().observation_space, 2)
         assert envs.action_space == gymnasium.vector.utils.batch_space(RobotEnv().action_space, 2)
         assert type(envs.metadata["autoreset_mode"]) is gymnasium.vector.AutoresetMode
+        assert envs.autoreset_mode is gymnasium.vector.AutoresetMode.NEXT_STEP
 
 
 class SwappedSpacesEnv(gymnasium.Env[Any, Any]):
@@ -228,7 +229,8 @@ def test_gymnasium_autoreset_mode_alone_gives_gymnasium_types() -> None:
     with SyncVectorEnv([TinyEnv] * 2, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP) as envs:
         assert isinstance(envs, gymnasium.vector.VectorEnv)
         assert isinstance(envs.single_action_space, gym_spaces.Discrete)
-        assert envs.autoreset_mode is AutoresetMode.SAME_STEP
+        assert envs.autoreset_mode is gymnasium.vector.AutoresetMode.SAME_STEP  # as on Gymnasium's own envs
+        assert envs.autoreset_mode == AutoresetMode.SAME_STEP
 
 
 @pytest.mark.parametrize("mode", list(gymnasium.vector.AutoresetMode))

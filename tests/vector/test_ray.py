@@ -433,7 +433,7 @@ def test_gymnasium_envs_give_gymnasium_types_and_match_gymnasium() -> None:
     with RayVectorEnv([cartpole] * 4, num_agents=2, timeout=30) as envs:
         assert isinstance(envs, gym.vector.VectorEnv)
         assert isinstance(envs.single_action_space, gym.spaces.Discrete)
-        assert envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
+        assert envs.metadata["autoreset_mode"] is envs.autoreset_mode is gym.vector.AutoresetMode.NEXT_STEP
         wrapped = gym.wrappers.vector.RecordEpisodeStatistics(envs)
         np.testing.assert_array_equal(wrapped.reset(seed=42)[0], reference.reset(seed=42)[0])
         for _ in range(60):  # through episode ends and autoresets

@@ -226,6 +226,12 @@ class SubEnvsVectorEnv(VectorEnv[ObsType, ActType, ArrayType]):
 
     autoreset_mode: AutoresetMode
 
+    def _show_spaces(self, spaces: VectorSpaces, face: Face) -> None:
+        super()._show_spaces(spaces, face)
+        # Gymnasium's member where the env faces Gymnasium, for code that compares modes with `is` (vecspaces'
+        # members equal and hash alike, but are other objects).
+        self.autoreset_mode = self.metadata["autoreset_mode"]
+
     def _read_first_env(self, env: Any, arguments: Face) -> Face:
         """Take ``metadata`` and ``render_mode`` from the first sub-env; return the face to show (see ``Face``).
 

@@ -186,7 +186,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._spaces = spaces
         self._show_spaces(spaces, arguments_face | first.face)
         self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
-        self._owed = OwedRows(spaces.single_observation_space, self.autoreset_mode)
+        self._owed = OwedRows(spaces.single_observation_space, autoreset_mode_of(self.autoreset_mode))
         self._pool_mode = PoolMode(self._crew, self._owed, self.num_envs, self.batch_size)
         self._gate.pool_mode = self._pool_mode
 
