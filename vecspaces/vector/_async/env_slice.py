@@ -184,7 +184,10 @@ class EnvSlice:
         return self._announce(reply)
 
     def _announce(self, reply: Reply | None) -> Reply | None:
-        """``reply`` with the info layouts the main process has yet to learn (a new reply if needed)."""
+        """``reply`` with the info layouts the main process has yet to learn (a new reply if needed).
+
+        The main process's own slice has them learnt at once instead (``learn_layouts``).
+        """
         layouts = self.info_writer.announcements()
         if layouts:
             if self.learn_layouts is not None:
