@@ -292,6 +292,21 @@ def test_custom_space_without_a_layout() -> None:
         create_shared_memory(Dict(c=Opaque()))
 
 
+def test_reading_or_writing_a_custom_space_names_the_space_first() -> None:
+    # As in Gymnasium: a custom space is what is wrong, whatever memory comes with it; a memory for another
+    # space of a known kind is the memory's fault.
+    memory = create_shared_memory(Discrete(2), n=1)
+    for bad_memory in (None, memory):
+        with pytest.raises(CustomSpaceError, match=re.escape("at space['c']")):
+            read_from_shared_memory(Dict(c=Opaque()), bad_memory, 1)
+        with pytest.raises(CustomSpaceError, match=re.escape("at space['c']")):
+            write_to_shared_memory(Dict(c=Opaque()), 0, {"c": 1}, bad_memory)
+    with pytest.raises(InvalidTypeError, match="needs the memory made by create_shared_memory"):
+        read_from_shared_memory(Discrete(2), None, 1)
+    with pytest.raises(InvalidValueError, match="layout differs"):
+        read_from_shared_memory(Box(0, 1, (2,)), memory, 1)
+
+
 @pytest.mark.parametrize("n", [0, -2, 2.0, None])
 def test_bad_batch_size(n: Any) -> None:
     with pytest.raises(InvalidValueError, match="create_shared_memory batch size"):

@@ -115,6 +115,7 @@ def read_from_shared_memory(space: Space[Any], shared_memory: SharedBatch, n: in
         InvalidTypeError: ``space`` is not a space, ``shared_memory`` not a :class:`SharedBatch`, or the space
             holds a Sequence or Graph (memory from ``SharedLayout.allocate``; the message names the leaf's path).
         InvalidValueError: ``n`` or the layout of ``space`` differs from those of ``shared_memory``.
+        CustomSpaceError: a space inside ``space`` has no registered layout.
 
     Example:
         >>> from vecspaces.spaces import Box
@@ -156,6 +157,7 @@ def write_to_shared_memory(space: Space[Any], index: int, value: Any, shared_mem
             space holds a Sequence or Graph (memory from ``SharedLayout.allocate``; the message names its path).
         InvalidValueError: ``index`` is out of range, the layout of ``space`` differs from the memory's, or a
             part of ``value`` has the wrong shape, keys, length or characters.
+        CustomSpaceError: a space inside ``space`` has no registered layout.
 
     Example:
         >>> from vecspaces.spaces import Text
@@ -171,7 +173,10 @@ def write_to_shared_memory(space: Space[Any], index: int, value: Any, shared_mem
 
 
 def _checked_batch(operation: str, space: Space[Any], shared_memory: object) -> SharedBatch:
+    # On a failure, a space of a kind with no layout (a custom space) is named first, as Gymnasium does: laying
+    # it out raises CustomSpaceError. Only failures pay for that.
     if not isinstance(shared_memory, SharedBatch):
+        SharedLayout(space, 1)
         raise InvalidTypeError(
             message(
                 f"{operation} needs the memory made by create_shared_memory",
@@ -181,6 +186,7 @@ def _checked_batch(operation: str, space: Space[Any], shared_memory: object) -> 
             )
         )
     if not shared_memory.accepts(space):
+        SharedLayout(space, 1)
         raise InvalidValueError(
             message(
                 f"{operation} was given a space whose layout differs from the memory's",
