@@ -6,7 +6,6 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
-import math
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -477,8 +476,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     # -- the command cycle ---------------------------------------------------------------------------------
 
     def _timeout(self, timeout: float | None) -> float | None:
-        # A wait's own timeout may be negative (what remains of a caller's deadline): it times out at once.
-        return self.timeout if timeout is None else options.seconds("timeout", timeout, least=-math.inf)
+        return options.wait_seconds(timeout, self.timeout)
 
     def _finish(self, command: Command, call: str, timeout: float | None) -> dict[int, Reply]:
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""

@@ -26,6 +26,7 @@ __all__ = [
     "pool_batch_size",
     "restart_attempts",
     "seconds",
+    "wait_seconds",
     "split_envs",
     "start_context",
     "worker_count",
@@ -47,6 +48,18 @@ def seconds(name: str, requested: Any, *, least: float = 0.0) -> float:
         expected = "a number of seconds" + ("" if least == -math.inf else f" >= {least:g}")
         raise InvalidValueError(message(f"{name} is invalid", expected=expected, got=show(requested)))
     return value
+
+
+def wait_seconds(requested: Any, default: float | None) -> float | None:
+    """A wait's timeout: ``default`` (the vector env's) for None, else seconds.
+
+    Negative seconds are taken: what remains of a caller's deadline, so the wait times out at once, as in Gymnasium.
+
+    Example:
+        >>> wait_seconds(None, 5.0), wait_seconds(-0.5, 5.0)
+        (5.0, -0.5)
+    """
+    return default if requested is None else seconds("timeout", requested, least=-math.inf)
 
 
 def restart_attempts(requested: int) -> int:

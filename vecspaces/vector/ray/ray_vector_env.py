@@ -5,7 +5,6 @@ See the package docstring for the data flow and the failure semantics.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -244,12 +243,13 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._calls.start(AgentCommand.STEP)
             for agent in self._crew.agents:
                 due = owed.due(agent.envs)
-                if due:  # the rows owed to these envs are their answer: they are not stepped
-                    self._calls.results[agent.index] = [owed.take(due)]
                 if not due:
                     part = take_envs(self._spaces.single_action_space, batch, slice(agent.envs.start, agent.envs.stop))
                     self._crew.send(agent, AgentCommand.STEP, part)
-                elif len(due) < len(agent.envs):
+                    continue
+                # The rows owed to these envs are their answer: they are not stepped, the agent's others are.
+                self._calls.results[agent.index] = [owed.take(due)]
+                if len(due) < len(agent.envs):
                     ids = [i for i in agent.envs if i not in due]
                     part = take_envs(self._spaces.single_action_space, batch, ids)
                     self._crew.send(agent, AgentCommand.STEP_SOME, (part, [i - agent.envs.start for i in ids]), ids)
@@ -379,8 +379,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
     # -- the command cycle ---------------------------------------------------------------------------------
 
     def _timeout(self, timeout: float | None) -> float | None:
-        # A wait's own timeout may be negative (what remains of a caller's deadline): it times out at once.
-        return self.timeout if timeout is None else options.seconds("timeout", timeout, least=-math.inf)
+        return options.wait_seconds(timeout, self.timeout)
 
     def _send_all(self, command: AgentCommand, payload: Callable[[AgentHandle], Any]) -> None:
         with DEFERRAL:
