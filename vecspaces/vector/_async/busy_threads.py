@@ -74,8 +74,9 @@ class BusyThreadsWatch:
         warnings.warn(
             f"while the workers stepped, other threads of this process kept {share:.1f} of a core busy (numpy's "
             f"BLAS threads and torch's OpenMP threads busy-wait after each computation), taking it from the "
-            f"workers; run the policy on one thread: threadpoolctl.threadpool_limits(1) around numpy code, "
-            f"torch.set_num_threads(1), or OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1 before Python starts",
+            f"workers; let them sleep at once (OPENBLAS_THREAD_TIMEOUT=4 for numpy, OMP_WAIT_POLICY=PASSIVE for torch, "
+            f"set before either is imported) or run the policy on one thread (threadpoolctl.threadpool_limits(1) "
+            f"around numpy code, torch.set_num_threads(1))",
             PerformanceWarning,
             stacklevel=_first_level_outside_vecspaces(),
         )
