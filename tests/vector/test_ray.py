@@ -220,7 +220,7 @@ def test_a_failing_factory_is_raised_with_its_agent() -> None:
 
 @pytest.mark.parametrize("setup", list(SETUPS))
 def test_an_agent_killed_mid_step_is_a_worker_died_error_and_breaks_the_env(setup: str) -> None:
-    envs = make([functools.partial(SleepyEnv, 0.5)] * 4, setup)
+    envs = make([functools.partial(SleepyEnv, 0.3)] * 4, setup)
     envs.reset()
     pids = our_pids(envs)
     victim = agent_pid(envs, 1)  # asked first: an agent stepping its envs itself answers Ray's calls after the step
@@ -319,7 +319,7 @@ def test_a_restart_in_pool_mode_reports_each_env_of_the_dead_agent_once() -> Non
 
 
 def test_a_hung_env_times_out_and_the_late_results_are_collected() -> None:
-    with make([functools.partial(FaultyEnv, "sleep", at_step=1, seconds=2.0), *countdowns(1, 100)]) as envs:
+    with make([functools.partial(FaultyEnv, "sleep", at_step=1, seconds=1.0), *countdowns(1, 100)]) as envs:
         envs.reset()
         envs.step_async(np.zeros(2, dtype=np.int64))
         with pytest.raises(WaitTimeoutError, match="still pending") as caught:
@@ -359,14 +359,14 @@ def test_ctrl_c_during_a_wait_abandons_the_call_and_the_env_stays_usable(handler
     if handler is not None:
         signal.signal(signal.SIGINT, handler)
     try:
-        with make([functools.partial(SleepyEnv, 1.0)] * 2) as envs:
+        with make([functools.partial(SleepyEnv, 0.6)] * 2) as envs:
             envs.reset()
-            timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+            timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
             timer.start()
             started = time.monotonic()
             with pytest.raises(expected):
                 envs.step(np.zeros(2, dtype=np.int64))
-            assert time.monotonic() - started < 0.9  # raised within a wait slice, not at the end of the step
+            assert time.monotonic() - started < 0.55  # raised within a wait slice, not at the end of the step
             timer.join()
             obs, *_ = envs.step(np.zeros(2, dtype=np.int64))  # the abandoned step is collected and dropped first
             assert obs[:, 0].tolist() == [2, 2]
