@@ -23,8 +23,8 @@ from tests.catalog import (
     scalars_as_arrays,
 )
 from tests.helpers import all_same_value, assert_same_value, same_rng_state
-from vecspaces.error import Error, NotFlattenableError
-from vecspaces.spaces import Space, flatdim, flatten, flatten_space, unflatten
+from vecspaces.error import Error, InvalidValueError, NotFlattenableError
+from vecspaces.spaces import Box, MultiBinary, MultiDiscrete, Space, flatdim, flatten, flatten_space, unflatten
 from vecspaces.spaces.utils import is_space_dtype_shape_equiv
 from vecspaces.vector.utils import (
     batch_differing_spaces,
@@ -148,6 +148,16 @@ def test_json_conversions_refuse_odd_data_with_vecspaces_errors(space: Space[Any
             except Error:
                 continue
             assert isinstance(converted, (list, dict)), (convert.__name__, odd)  # a Dict's JSON is a dict
+
+
+@pytest.mark.parametrize("space_id", [i for i in IDS if isinstance(make(i), (Box, MultiBinary, MultiDiscrete))])
+def test_json_samples_of_another_shape_are_refused(space_id: str) -> None:
+    # Gymnasium hands back an array of the wrong shape: a value outside the space.
+    space = make(space_id)
+    [sample] = space.to_jsonable(samples(space, count=1))
+    for reshaped in ([sample, sample], [[sample]], np.zeros((*space.shape, 1)).tolist()):
+        with pytest.raises(InvalidValueError, match=r"from_jsonable got sample 0 of shape"):
+            space.from_jsonable([reshaped])
 
 
 def test_contains_never_raises_on_odd_input(space: Space[Any]) -> None:

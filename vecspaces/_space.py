@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
 
-__all__ = ["MaskNDArray", "Space", "derive_seeds", "make_rng", "space_kind", "space_kinds"]
+__all__ = ["MaskNDArray", "Space", "arrays_from_json", "derive_seeds", "make_rng", "space_kind", "space_kinds"]
 
 T_co = TypeVar("T_co", covariant=True)
 K = TypeVar("K", bound="type[Space[Any]]")
@@ -116,6 +116,30 @@ def json_checked(convert: J) -> J:
             raise kind(text) from error
 
     return checked  # type: ignore[return-value]
+
+
+def arrays_from_json(space: Space[Any], sample_n: Iterable[Any], dtype: npt.DTypeLike) -> list[npt.NDArray[Any]]:
+    """Convert an array kind's JSON samples to arrays of ``dtype``, refusing any not of the space's shape.
+
+    Raises:
+        InvalidValueError: a sample's shape is not the space's (it would convert to a value outside the space).
+
+    Example:
+        >>> from vecspaces.spaces import MultiBinary
+        >>> arrays_from_json(MultiBinary(2), [[0, 1]], np.int8)
+        [array([0, 1], dtype=int8)]
+    """
+    arrays = [np.array(sample, dtype=dtype) for sample in sample_n]
+    for index, array in enumerate(arrays):
+        if array.shape != space.shape:
+            raise InvalidValueError(
+                message(
+                    f"{space!r}.from_jsonable got sample {index} of shape {array.shape}",
+                    expected=f"nested lists of shape {space.shape}, as to_jsonable gives",
+                    got=show(array),
+                )
+            )
+    return arrays
 
 
 class Space(Generic[T_co]):

@@ -442,6 +442,16 @@ def test_json_with_edges_but_no_edge_space() -> None:
         space.from_jsonable([{"nodes": [[0]], "edges": [[1]], "edge_links": [[0, 0]]}])
 
 
+def test_json_features_of_another_shape_are_refused() -> None:
+    space = Graph(Box(0, 1, (2,)), Dict(w=Box(0, 1, (3,))))
+    with pytest.raises(InvalidValueError, match=r"rows of shape \(3,\) for Box"):
+        space.from_jsonable([{"nodes": [[[0, 0, 0]]]}])
+    with pytest.raises(InvalidValueError, match=r"rows of shape \(2,\) for Box"):  # inside the edges' Dict
+        space.from_jsonable([{"nodes": [[[0, 0]]], "edges": {"w": [[[0, 0]]]}, "edge_links": [[0, 0]]}])
+    graph = space.from_jsonable([{"nodes": [[[0, 0], [1, 1]]], "edges": {"w": [[[0, 0, 1]]]}, "edge_links": [[1, 0]]}])
+    assert graph[0].nodes.shape == (2, 2) and graph[0].edges["w"].shape == (1, 3)
+
+
 # --- equality, repr, pickling -------------------------------------------------------------------------------
 
 

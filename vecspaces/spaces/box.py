@@ -18,7 +18,7 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, json_checked, space_kind
+from vecspaces._space import Space, arrays_from_json, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._box_bounds import as_number_array, cast_bound, check_dtype, check_order, check_shape, infer_shape
 
@@ -308,7 +308,7 @@ class Box(Space[NDArray[Any]]):
             >>> Box(0, 9, (2,), np.int64).from_jsonable([[1, 2]])
             [array([1, 2])]
         """
-        return [np.asarray(sample, dtype=self.dtype) for sample in sample_n]
+        return arrays_from_json(self, sample_n, self.dtype)
 
     def __repr__(self) -> str:
         """Return ``Box(low, high, shape, dtype)``, with a uniform bound shown as one number.

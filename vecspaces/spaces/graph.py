@@ -457,5 +457,28 @@ def _batch_to_jsonable(space: Space[Any], batched: Space[Any], batch: Any) -> An
 def _batch_from_jsonable(space: Space[Any], batched: Space[Any], data: Any) -> Any:
     """Inverse of :func:`_batch_to_jsonable`."""
     if _json_holds_any_count(space, batched):
-        return batched.from_jsonable(data)[0]
+        return _batch_of_any_count(space, batched, data)
     return stack_items(space, space.from_jsonable(data[0]))
+
+
+def _batch_of_any_count(space: Space[Any], batched: Space[Any], data: Any) -> Any:
+    """``batched.from_jsonable(data)[0]`` for a batch of any number of items, not only ``batched``'s one.
+
+    ``batched`` is ``batch_space(space, 1)``, whose leaves are arrays (see :func:`_json_holds_any_count`): each
+    row must be an item of its leaf of ``space``.
+    """
+    if isinstance(space, Container):
+        parts = batched.unpack(data, "the features")  # type: ignore[attr-defined]
+        children = zip(space.children(), batched.children(), parts, strict=True)  # type: ignore[attr-defined]
+        return batched.pack(_batch_of_any_count(*child) for child in children)  # type: ignore[attr-defined]
+    [batch] = data
+    array = np.array(batch, dtype=batched.dtype)
+    if array.shape[1:] != space.shape:
+        raise InvalidValueError(
+            message(
+                f"Graph.from_jsonable got rows of shape {array.shape[1:]} for {space!r}",
+                expected=f"one row of shape {space.shape} per node or edge, as to_jsonable gives",
+                got=show(array),
+            )
+        )
+    return array

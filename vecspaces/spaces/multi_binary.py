@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, json_checked, space_kind
+from vecspaces._space import Space, arrays_from_json, json_checked, space_kind
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
 
@@ -191,4 +191,4 @@ class MultiBinary(Space[npt.NDArray[np.int8]]):
             >>> MultiBinary(2).from_jsonable([[0, 1]])
             [array([0, 1], dtype=int8)]
         """
-        return [np.asarray(sample, dtype=np.int8) for sample in sample_n]
+        return arrays_from_json(self, sample_n, np.int8)

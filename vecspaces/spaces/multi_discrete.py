@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.gymnasium import equals_gymnasium
-from vecspaces._space import Space, json_checked, space_kind
+from vecspaces._space import Space, arrays_from_json, json_checked, space_kind
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces._masks import check_mask, check_probability, reject_both
 from vecspaces.spaces.discrete import Discrete, draw_allowed, draw_weighted, integer_dtype
@@ -330,7 +330,7 @@ class MultiDiscrete(Space[npt.NDArray[np.integer[Any]]]):
             >>> MultiDiscrete([2, 3], dtype=np.int8).from_jsonable([[1, 2]])
             [array([1, 2], dtype=int8)]
         """
-        return [np.array(sample, dtype=self.dtype) for sample in sample_n]
+        return arrays_from_json(self, sample_n, self.dtype)
 
 
 def _integer_array(what: str, value: Any, dtype: np.dtype[Any]) -> npt.NDArray[np.integer[Any]]:
