@@ -88,10 +88,11 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             with the same results and errors; but those envs share the main process's fate (a crash in one is
             a crash of the main process) and ``*_wait`` timeouts do not cover them. In pool mode they are stepped
             by ``send``, so ``recv`` finds them ready first.
-        pin_workers: pin each worker process to one CPU, in turn over the CPUs this process may run on (Linux
-            only). Off by default (None or False): pinned workers cannot move away from a busy neighbour, which
-            costs far more on a shared machine than pinning gains on a quiet one (see the README). The main
-            process is never pinned.
+        pin_workers: True pins each worker process to one CPU, in turn over the CPUs this process may run on
+            (Linux only); False never pins. None (the default) pins them, one per CPU, only while that pays: with
+            as many workers as CPUs, while neither other processes nor this process's other threads (a
+            policy's BLAS threads) keep those CPUs busy, measured every 2 s; a pinned worker cannot move away
+            from a busy neighbour (see the README). The main process is never pinned.
 
     Example:
         >>> from vecspaces.envs import TinyEnv
@@ -155,6 +156,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self.num_envs,
             slices,
             options.worker_cpus(pin_workers, self.num_workers),
+            options.auto_pinning_cpus(pin_workers, self.num_workers),
             worker or run_worker,
             daemon,
             DEFAULT_MAX_SPIN_SECONDS if spin_seconds is None else options.seconds("spin_seconds", spin_seconds),

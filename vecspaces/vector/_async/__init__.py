@@ -45,8 +45,8 @@ bookkeeping and the workers disagree; ``calls`` runs the Gymnasium-style call in
 batch of actions;
 ``observations`` reads the batch of observations and owns ``copy`` (``lending`` lends spare buffers, ``copies``
 copies); ``info_slots`` carries infos of plain numbers in shared memory; ``pool_mode`` holds the state of
-``send``/``recv``; ``waiting`` polls or blocks; ``busy_threads`` warns when other threads of the main process
-burn a core while it waits.
+``send``/``recv``; ``waiting`` polls or blocks; ``affinity`` pins the workers while that pays; ``busy_threads``
+warns when other threads of the main process burn a core while it waits.
 ``vecspaces.vector.async_vector_env`` is the Gymnasium-facing facade over them.
 
 Failure semantics:

@@ -20,6 +20,7 @@ import psutil
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 
 __all__ = [
+    "auto_pinning_cpus",
     "check_worker",
     "main_process_env_count",
     "max_concurrency",
@@ -150,6 +151,18 @@ def worker_cpus(pin: bool | None, num_workers: int) -> list[int | None]:
         return [None] * num_workers
     allowed = sorted(os.sched_getaffinity(0))
     return [allowed[w % len(allowed)] for w in range(num_workers)]
+
+
+def auto_pinning_cpus(pin: bool | None, num_workers: int) -> list[int] | None:
+    """The CPUs the workers are pinned to while that pays (see ``affinity``), or None: never.
+
+    Only for ``pin_workers=None`` with as many workers as CPUs the process may use (Linux): fewer workers leave
+    the main process a core of its own, more would share cores pinned.
+    """
+    if pin is not None or not hasattr(os, "sched_getaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed if len(allowed) == num_workers else None
 
 
 def split_envs(num_envs: int, num_workers: int) -> list[range]:

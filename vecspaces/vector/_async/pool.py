@@ -28,6 +28,7 @@ from typing import Any
 import cloudpickle
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
+from vecspaces.vector._async.affinity import AutoPinning
 from vecspaces.vector._async.busy_threads import BusyThreadsWatch
 from vecspaces.vector._async.inflight import InFlight
 from vecspaces.vector._async.info_slots import InfoReader
@@ -61,6 +62,7 @@ class WorkerPool:
         cpus: per worker, the CPU it pins itself to (None: not pinned).
         restart: whether a dead worker is restarted (else the pool becomes broken).
         restart_attempts: how many times in a row a dead worker's replacement may fail before the pool gives up.
+        auto_pinning: the CPUs the workers are pinned to while that pays (see ``affinity``); None: never.
     """
 
     def __init__(
@@ -76,6 +78,7 @@ class WorkerPool:
         cpus: list[int | None],
         restart: bool,
         restart_attempts: int,
+        auto_pinning: list[int] | None = None,
     ) -> None:
         self.ctx = ctx
         self.env_fns = env_fns
@@ -96,6 +99,7 @@ class WorkerPool:
         self.num_workers = len(slices)
         self.all_workers = range(self.num_workers)
         self.processes: list[Any] = [None] * self.num_workers
+        self.pinning = None if auto_pinning is None else AutoPinning(auto_pinning, self.processes)
         self.connections: list[Any] = [None] * self.num_workers
         self.command_ready: list[Any] = [None] * self.num_workers
         self.completions = ctx.Semaphore(0)
@@ -272,7 +276,7 @@ class WorkerPool:
                 break
             if self._await_completion(call, deadline, spin_until):
                 self.inflight.owed -= 1
-        self.spin.record(time.perf_counter() - started)
+        self._learn(time.perf_counter() - started)
 
     def collect_quietly(self, timeout: float | None) -> bool:
         """Wait for every running worker when each finishes with nothing to say; return whether that happened.
@@ -291,11 +295,11 @@ class WorkerPool:
         if any(control.has_reply[w] or not finished[w] for w in inflight.running):
             inflight.owed = -len(inflight.running)  # their counts were taken before collect_all sees their flags
             # The wait is over (collect_all only reads the replies): learn from all of it, as for a quiet step.
-            self.spin.record(time.perf_counter() - started)
+            self._learn(time.perf_counter() - started)
             return False
         finished.fill(0)
         inflight.finish_all_quietly()
-        self.spin.record(time.perf_counter() - started)
+        self._learn(time.perf_counter() - started)
         return True
 
     def collect_all(self, call: str, timeout: float | None) -> None:
@@ -320,7 +324,13 @@ class WorkerPool:
             self.collect(self.idle, call, timeout)
             return
         if waits:
-            self.spin.record(time.perf_counter() - started)
+            self._learn(time.perf_counter() - started)
+
+    def _learn(self, waited: float) -> None:
+        """Let what a wait for the workers took, ``waited`` seconds, steer the polling and the pinning."""
+        self.spin.record(waited)
+        if self.pinning is not None:
+            self.pinning.tick(waited)
 
     def _take_all_counts(self, started: float, timeout: float | None) -> bool:
         """Take one completion count per running worker and every count still owed; False if that takes longer.

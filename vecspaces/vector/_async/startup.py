@@ -47,6 +47,7 @@ class PoolSettings:
     num_envs: int
     slices: list[range]
     cpus: list[int | None]
+    auto_pinning: list[int] | None
     worker: Callable[[WorkerConfig], None]
     daemon: bool
     spin_seconds: float
@@ -110,6 +111,7 @@ def start_pool(
         settings.cpus,
         settings.restart,
         settings.restart_attempts,
+        settings.auto_pinning,
     )
     local_slice = None
     if local_envs:

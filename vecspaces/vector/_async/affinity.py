@@ -1,0 +1,140 @@
+"""Pinning the workers while it pays (``pin_workers=None``): one worker per CPU, unpinned when the cores are shared.
+
+With as many workers as CPUs, the workers and the main process (which polls while they step) are more busy
+processes than cores, and the scheduler pairs them with the cores as it likes: at times both workers share one
+core and step in turn while the main process has the other to itself. One worker pinned to each CPU rules that
+out (measured on 2 cores: tiny envs 10%, atari 7%, dict 12% faster). But a pinned worker cannot move away from
+a core that something else holds: another busy process (raw Pong fell from 2.4-3.1k to 282-350 steps/s) or the
+main process's own helper threads, such as numpy's BLAS threads busy-waiting after a product (a 2-ms policy
+made the pool 26% slower). So every ``INTERVAL_SECONDS`` the main process measures, over ``WINDOW_SECONDS`` of
+steady stepping, how much CPU the pool's CPUs gave to other processes and to its own threads other than the one
+stepping, and pins the workers only while both stay below ``BUSY_LIMIT_CORES``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psutil
+
+__all__ = ["AutoPinning"]
+
+# What counts as busy, in cores: on a quiet machine both readings stay below 0.05; one busy neighbour reads
+# about 0.95, numpy's BLAS threads after a policy's products about 0.9.
+BUSY_LIMIT_CORES = 0.25
+# Long enough for the kernel's CPU accounting (10-ms ticks) to tell 0.25 of a core apart from none.
+WINDOW_SECONDS = 0.3
+INTERVAL_SECONDS = 2.0
+# The longest the main process may spend between two waits inside a window (a policy's step takes less).
+MAX_PAUSE_SECONDS = 0.05
+# The first window opens this long after the pool starts, once its envs step.
+FIRST_WINDOW_SECONDS = 0.3
+# The clock is read once per this many waits, or after a wait this long.
+WAITS_BETWEEN_CLOCK_READS = 64
+LONG_WAIT_SECONDS = 0.01
+
+
+class AutoPinning:
+    """Pins worker ``w`` to ``cpus[w]`` while the pool's CPUs serve nothing else (see the module).
+
+    Args:
+        cpus: per worker, the CPU it is pinned to.
+        processes: the workers' processes, as the pool holds them (a restart replaces one).
+        readings: what is measured, ``(clock, CPU seconds of the pool's CPUs, of this process, of the calling
+            thread, of the workers)``; the default reads the machine (tests pass their own).
+    """
+
+    def __init__(
+        self,
+        cpus: list[int],
+        processes: Sequence[Any],
+        readings: Callable[[], tuple[float, float, float, float, float]] | None = None,
+    ) -> None:
+        self.cpus = cpus
+        self.processes = processes
+        self.readings = readings or _MachineReadings(cpus, processes).read
+        self.pinned = False
+        self.applied: dict[int, bool] = {}  # per worker pid, whether it was last pinned or unpinned
+        self.countdown = WAITS_BETWEEN_CLOCK_READS
+        self.next_window = time.perf_counter() + FIRST_WINDOW_SECONDS
+        self.window_start: tuple[float, float, float, float, float] | None = None
+        self.last_end = 0.0  # when the last wait of the open window ended
+
+    def tick(self, waited: float) -> None:
+        """Called after every wait for the workers, ``waited`` seconds long: opens and closes the windows."""
+        if self.window_start is None:
+            self.countdown -= 1
+            if self.countdown and waited < LONG_WAIT_SECONDS:
+                return
+            self.countdown = WAITS_BETWEEN_CLOCK_READS
+            now = time.perf_counter()
+            if now >= self.next_window:
+                self.window_start = self.readings()
+                self.last_end = now
+            return
+        # While a window is open every wait reads the clock: the window counts only if the pool stepped all
+        # along, since whatever ran during a pause (another vector env, a training update) is not a neighbour.
+        now = time.perf_counter()
+        if now - waited - self.last_end > MAX_PAUSE_SECONDS:
+            self.window_start = None  # a new one opens at the next reading of the clock
+            return
+        self.last_end = now
+        if now - self.window_start[0] >= WINDOW_SECONDS:
+            self.decide(self.window_start, self.readings())
+            self.window_start = None
+            self.next_window = now + INTERVAL_SECONDS
+
+    def decide(self, start: tuple[float, ...], end: tuple[float, ...]) -> None:
+        """Pin or unpin from what the CPUs did between two readings, and apply it to every worker."""
+        wall, machine, process, thread, workers = (b - a for a, b in zip(start, end, strict=True))
+        others = (machine - process - workers) / wall  # other processes on the pool's CPUs
+        helpers = (process - thread) / wall  # this process's threads other than the one stepping
+        self.pinned = others < BUSY_LIMIT_CORES and helpers < BUSY_LIMIT_CORES
+        self.apply()
+
+    def apply(self) -> None:
+        """Give every worker the current pinning, if it does not have it (a restarted one starts unpinned)."""
+        everywhere = set(self.cpus)
+        for cpu, process in zip(self.cpus, self.processes, strict=True):
+            pid = None if process is None else process.pid
+            if pid is None or self.applied.get(pid, False) == self.pinned:  # workers start unpinned
+                continue
+            # A worker that just died, or a CPU the process may no longer use, leaves it as it was.
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, {cpu} if self.pinned else everywhere)
+                self.applied[pid] = self.pinned
+
+
+class _MachineReadings:
+    """The CPU time the pool's CPUs, this process, the calling thread and the workers have used so far."""
+
+    def __init__(self, cpus: list[int], processes: Sequence[Any]) -> None:
+        self.cpus = cpus
+        self.processes = processes
+        self.known: dict[int, psutil.Process] = {}
+
+    def read(self) -> tuple[float, float, float, float, float]:
+        per_cpu = psutil.cpu_times(percpu=True)
+        machine = 0.0
+        for cpu in self.cpus:
+            if cpu < len(per_cpu):
+                times = per_cpu[cpu]
+                machine += times.user + times.nice + times.system + times.irq + times.softirq
+        return time.perf_counter(), machine, time.process_time(), time.thread_time(), self._workers()
+
+    def _workers(self) -> float:
+        total = 0.0
+        for process in self.processes:
+            pid = None if process is None else process.pid
+            if pid is None:
+                continue
+            with contextlib.suppress(psutil.Error):
+                if pid not in self.known:
+                    self.known[pid] = psutil.Process(pid)
+                times = self.known[pid].cpu_times()
+                total += times.user + times.system
+        return total
