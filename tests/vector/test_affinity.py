@@ -139,6 +139,34 @@ def test_auto_pinning_ignores_a_window_with_a_pause_in_stepping(fake_machine: Fa
     assert given == {11: {0}, 12: {1}}
 
 
+def test_auto_pinning_leaves_the_workers_free_where_the_cpu_times_cannot_be_read(fake_machine: FakeMachine) -> None:
+    cpus, given = fake_machine
+
+    def hidden() -> tuple[float, float, float, float, float]:
+        raise PermissionError("/proc/stat")
+
+    pinning = affinity.AutoPinning([0, 1], [FakeProcess(11), FakeProcess(12)], hidden)
+    step_for(pinning, cpus, affinity.FIRST_WINDOW_SECONDS + affinity.INTERVAL_SECONDS + 1.0)
+    assert given == {}
+    assert not pinning.pinned
+    # Readings that stop in the middle of a window free workers pinned before.
+    readable = {"now": True}
+
+    def until_hidden() -> tuple[float, float, float, float, float]:
+        if readable["now"]:
+            return cpus.read()
+        raise PermissionError("/proc/stat")
+
+    pinning = affinity.AutoPinning([0, 1], [FakeProcess(11), FakeProcess(12)], until_hidden)
+    step_for(pinning, cpus, affinity.FIRST_WINDOW_SECONDS + affinity.WINDOW_SECONDS + 0.2)
+    assert given == {11: {0}, 12: {1}}
+    step_for(pinning, cpus, affinity.INTERVAL_SECONDS + 0.1)  # the next window opens
+    readable["now"] = False
+    step_for(pinning, cpus, affinity.WINDOW_SECONDS + 0.1)
+    assert not pinning.pinned
+    assert given == {11: {0, 1}, 12: {0, 1}}
+
+
 def test_auto_pinning_gives_a_replaced_worker_the_current_pinning_and_survives_a_gone_one(
     fake_machine: FakeMachine,
     monkeypatch: pytest.MonkeyPatch,

@@ -14,6 +14,7 @@ stepping, and pins the workers only while both stay below ``BUSY_LIMIT_CORES``.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -73,7 +74,7 @@ class AutoPinning:
             self.countdown = WAITS_BETWEEN_CLOCK_READS
             now = time.perf_counter()
             if now >= self.next_window:
-                self.window_start = self.readings()
+                self.window_start = self._read()
                 self.last_end = now
             return
         # While a window is open every wait reads the clock: the window counts only if the pool stepped all
@@ -84,9 +85,21 @@ class AutoPinning:
             return
         self.last_end = now
         if now - self.window_start[0] >= WINDOW_SECONDS:
-            self.decide(self.window_start, self.readings())
+            end = self._read()
+            if end is not None:
+                self.decide(self.window_start, end)
+                self.next_window = now + INTERVAL_SECONDS
             self.window_start = None
-            self.next_window = now + INTERVAL_SECONDS
+
+    def _read(self) -> tuple[float, float, float, float, float] | None:
+        """The readings, or None where the machine does not give them: then the workers are left free for good."""
+        try:
+            return self.readings()
+        except (OSError, psutil.Error):  # e.g. a sandbox that hides /proc/stat
+            self.next_window = math.inf
+            self.pinned = False
+            self.apply()
+            return None
 
     def decide(self, start: tuple[float, ...], end: tuple[float, ...]) -> None:
         """Pin or unpin from what the CPUs did between two readings, and apply it to every worker."""
