@@ -59,18 +59,24 @@ class FakeCpus:
 
     def __init__(self, clock: FakeClock) -> None:
         self.clock = clock
-        self.machine = self.process = self.thread = self.workers = 0.0
+        self.machine = self.process = self.thread = self.workers = self.worker_threads = 0.0
 
-    def advance(self, seconds: float, *, others: float = 0.0, helpers: float = 0.0) -> None:
-        """``seconds`` of stepping: the workers and the stepping thread busy, and others and helpers as given."""
+    def advance(
+        self, seconds: float, *, others: float = 0.0, helpers: float = 0.0, worker_helpers: float = 0.0
+    ) -> None:
+        """``seconds`` of stepping: the workers and the stepping thread busy; other processes, the main process's
+        other threads and the workers' other threads as given (in cores)."""
         self.clock.now += seconds
-        self.workers += 2.0 * seconds * 0.9
+        self.workers += (2.0 * 0.9 + worker_helpers) * seconds
+        self.worker_threads += worker_helpers * seconds
         self.thread += 0.3 * seconds
         self.process += (0.3 + helpers) * seconds
-        self.machine += (2.0 * 0.9 + 0.3 + helpers + others) * seconds
+        self.machine += (2.0 * 0.9 + 0.3 + helpers + worker_helpers + others) * seconds
 
-    def read(self) -> tuple[float, float, float, float, float]:
-        return self.clock.now, self.machine, self.process, self.thread, self.workers
+    def read(self) -> affinity.CpuReading:
+        return affinity.CpuReading(
+            self.clock.now, self.machine, self.process, self.thread, self.workers, self.worker_threads
+        )
 
 
 @dataclass
@@ -111,7 +117,11 @@ def test_auto_pinning_pins_while_nothing_else_keeps_the_cpus_busy(fake_machine: 
     assert pinning.pinned and given == {}  # still quiet: nothing to change
 
 
-@pytest.mark.parametrize("busy", [{"others": 0.95}, {"helpers": 0.9}], ids=["busy-neighbour", "busy-blas-threads"])
+@pytest.mark.parametrize(
+    "busy",
+    [{"others": 0.95}, {"helpers": 0.9}, {"worker_helpers": 0.5}],
+    ids=["busy-neighbour", "busy-blas-threads", "busy-env-threads"],
+)
 def test_auto_pinning_unpins_when_a_neighbour_or_a_helper_thread_keeps_a_cpu_busy(
     fake_machine: FakeMachine, busy: dict[str, float]
 ) -> None:
@@ -142,7 +152,7 @@ def test_auto_pinning_ignores_a_window_with_a_pause_in_stepping(fake_machine: Fa
 def test_auto_pinning_leaves_the_workers_free_where_the_cpu_times_cannot_be_read(fake_machine: FakeMachine) -> None:
     cpus, given = fake_machine
 
-    def hidden() -> tuple[float, float, float, float, float]:
+    def hidden() -> affinity.CpuReading:
         raise PermissionError("/proc/stat")
 
     pinning = affinity.AutoPinning([0, 1], [FakeProcess(11), FakeProcess(12)], hidden)
@@ -152,7 +162,7 @@ def test_auto_pinning_leaves_the_workers_free_where_the_cpu_times_cannot_be_read
     # Readings that stop in the middle of a window free workers pinned before.
     readable = {"now": True}
 
-    def until_hidden() -> tuple[float, float, float, float, float]:
+    def until_hidden() -> affinity.CpuReading:
         if readable["now"]:
             return cpus.read()
         raise PermissionError("/proc/stat")
@@ -196,8 +206,9 @@ def test_a_default_pool_pins_and_unpins_its_real_workers_as_measured() -> None:
     with AsyncVectorEnv(fns, num_workers=len(ALLOWED), restart_workers=True) as envs:
         pinning = envs._pool.pinning
         assert pinning is not None
-        quiet = (0.0, 0.0, 0.0, 0.0, 0.0), (1.0, 1.0, 0.2, 0.2, 0.8)
-        busy = (0.0, 0.0, 0.0, 0.0, 0.0), (1.0, 2.0, 0.2, 0.2, 0.8)
+        start = affinity.CpuReading(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        quiet = start, affinity.CpuReading(1.0, 1.0, 0.2, 0.2, 0.8, 0.0)
+        busy = start, affinity.CpuReading(1.0, 2.0, 0.2, 0.2, 0.8, 0.0)
         pinning.decide(*quiet)
         assert worker_cpus(envs) == [[cpu] for cpu in ALLOWED]
         envs.reset(seed=0)

@@ -90,9 +90,10 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             by ``send``, so ``recv`` finds them ready first.
         pin_workers: True pins each worker process to one CPU, in turn over the CPUs this process may run on
             (Linux only); False never pins. None (the default) pins them, one per CPU, only while that pays: with
-            as many workers as CPUs, while neither other processes nor this process's other threads (a
-            policy's BLAS threads) keep those CPUs busy, measured every 2 s; a pinned worker cannot move away
-            from a busy neighbour (see the README). The main process is never pinned.
+            as many workers as CPUs, while neither other processes nor the pool's own threads beside the
+            stepping ones (a policy's BLAS threads, an env's threads) keep those CPUs busy, measured every 2 s;
+            a pinned worker cannot move away from a busy neighbour (see the README). The main process is never
+            pinned.
 
     Example:
         >>> from vecspaces.envs import TinyEnv

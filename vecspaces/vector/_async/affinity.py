@@ -6,9 +6,10 @@ core and step in turn while the main process has the other to itself. One worker
 out (measured on 2 cores: tiny envs 10%, atari 7%, dict 12% faster). But a pinned worker cannot move away from
 a core that something else holds: another busy process (raw Pong fell from 2.4-3.1k to 282-350 steps/s) or the
 main process's own helper threads, such as numpy's BLAS threads busy-waiting after a product (a 2-ms policy
-made the pool 26% slower). So every ``INTERVAL_SECONDS`` the main process measures, over ``WINDOW_SECONDS`` of
-steady stepping, how much CPU the pool's CPUs gave to other processes and to its own threads other than the one
-stepping, and pins the workers only while both stay below ``BUSY_LIMIT_CORES``.
+made the pool 26% slower), or an env's threads beside its worker's. So every ``INTERVAL_SECONDS`` the main
+process measures, over ``WINDOW_SECONDS`` of steady stepping, how much CPU the pool's CPUs gave to other
+processes, and to the threads of the pool's own processes other than the one in each that steps, and pins the
+workers only while both stay below ``BUSY_LIMIT_CORES``.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import psutil
 
-__all__ = ["AutoPinning"]
+__all__ = ["AutoPinning", "CpuReading"]
 
 # What counts as busy, in cores: on a quiet machine both readings stay below 0.05; one busy neighbour reads
 # about 0.95, numpy's BLAS threads after a policy's products about 0.9.
@@ -39,21 +40,35 @@ WAITS_BETWEEN_CLOCK_READS = 64
 LONG_WAIT_SECONDS = 0.01
 
 
+class CpuReading(NamedTuple):
+    """The clock and CPU seconds used so far, as read at one moment.
+
+    CPU seconds of: the pool's CPUs (every process on them), this process, its stepping thread, the workers,
+    and the workers' threads other than their main ones.
+    """
+
+    clock: float
+    cpus: float
+    process: float
+    thread: float
+    workers: float
+    worker_threads: float
+
+
 class AutoPinning:
     """Pins worker ``w`` to ``cpus[w]`` while the pool's CPUs serve nothing else (see the module).
 
     Args:
         cpus: per worker, the CPU it is pinned to.
         processes: the workers' processes, as the pool holds them (a restart replaces one).
-        readings: what is measured, ``(clock, CPU seconds of the pool's CPUs, of this process, of the calling
-            thread, of the workers)``; the default reads the machine (tests pass their own).
+        readings: what is measured; the default reads the machine (tests pass their own).
     """
 
     def __init__(
         self,
         cpus: list[int],
         processes: Sequence[Any],
-        readings: Callable[[], tuple[float, float, float, float, float]] | None = None,
+        readings: Callable[[], CpuReading] | None = None,
     ) -> None:
         self.cpus = cpus
         self.processes = processes
@@ -62,7 +77,7 @@ class AutoPinning:
         self.applied: dict[int, bool] = {}  # per worker pid, whether it was last pinned or unpinned
         self.countdown = WAITS_BETWEEN_CLOCK_READS
         self.next_window = time.perf_counter() + FIRST_WINDOW_SECONDS
-        self.window_start: tuple[float, float, float, float, float] | None = None
+        self.window_start: CpuReading | None = None
         self.last_end = 0.0  # when the last wait of the open window ended
 
     def tick(self, waited: float) -> None:
@@ -84,14 +99,14 @@ class AutoPinning:
             self.window_start = None  # a new one opens at the next reading of the clock
             return
         self.last_end = now
-        if now - self.window_start[0] >= WINDOW_SECONDS:
+        if now - self.window_start.clock >= WINDOW_SECONDS:
             end = self._read()
             if end is not None:
                 self.decide(self.window_start, end)
                 self.next_window = now + INTERVAL_SECONDS
             self.window_start = None
 
-    def _read(self) -> tuple[float, float, float, float, float] | None:
+    def _read(self) -> CpuReading | None:
         """The readings, or None where the machine does not give them: then the workers are left free for good."""
         try:
             return self.readings()
@@ -101,11 +116,12 @@ class AutoPinning:
             self.apply()
             return None
 
-    def decide(self, start: tuple[float, ...], end: tuple[float, ...]) -> None:
+    def decide(self, start: CpuReading, end: CpuReading) -> None:
         """Pin or unpin from what the CPUs did between two readings, and apply it to every worker."""
-        wall, machine, process, thread, workers = (b - a for a, b in zip(start, end, strict=True))
-        others = (machine - process - workers) / wall  # other processes on the pool's CPUs
-        helpers = (process - thread) / wall  # this process's threads other than the one stepping
+        used = CpuReading(*(b - a for a, b in zip(start, end, strict=True)))
+        others = (used.cpus - used.process - used.workers) / used.clock  # other processes on the pool's CPUs
+        # The pool's threads other than the stepping ones: a policy's BLAS threads, an env's own threads.
+        helpers = (used.process - used.thread + used.worker_threads) / used.clock
         self.pinned = others < BUSY_LIMIT_CORES and helpers < BUSY_LIMIT_CORES
         self.apply()
 
@@ -123,24 +139,28 @@ class AutoPinning:
 
 
 class _MachineReadings:
-    """The CPU time the pool's CPUs, this process, the calling thread and the workers have used so far."""
+    """Reads the machine's :class:`CpuReading`."""
 
     def __init__(self, cpus: list[int], processes: Sequence[Any]) -> None:
         self.cpus = cpus
         self.processes = processes
         self.known: dict[int, psutil.Process] = {}
 
-    def read(self) -> tuple[float, float, float, float, float]:
+    def read(self) -> CpuReading:
         per_cpu = psutil.cpu_times(percpu=True)
         machine = 0.0
         for cpu in self.cpus:
             if cpu < len(per_cpu):
                 times = per_cpu[cpu]
                 machine += times.user + times.nice + times.system + times.irq + times.softirq
-        return time.perf_counter(), machine, time.process_time(), time.thread_time(), self._workers()
+        workers, worker_threads = self._workers()
+        return CpuReading(
+            time.perf_counter(), machine, time.process_time(), time.thread_time(), workers, worker_threads
+        )
 
-    def _workers(self) -> float:
-        total = 0.0
+    def _workers(self) -> tuple[float, float]:
+        """The workers' CPU seconds: all their threads', and those of threads other than their main ones."""
+        total = others = 0.0
         for process in self.processes:
             pid = None if process is None else process.pid
             if pid is None:
@@ -148,6 +168,9 @@ class _MachineReadings:
             with contextlib.suppress(psutil.Error):
                 if pid not in self.known:
                     self.known[pid] = psutil.Process(pid)
-                times = self.known[pid].cpu_times()
-                total += times.user + times.system
-        return total
+                for thread in self.known[pid].threads():  # a worker's main thread has the process's id
+                    seconds = thread.user_time + thread.system_time
+                    total += seconds
+                    if thread.id != pid:
+                        others += seconds
+        return total, others
