@@ -168,9 +168,9 @@ class _MachineReadings:
             with contextlib.suppress(psutil.Error):
                 if pid not in self.known:
                     self.known[pid] = psutil.Process(pid)
-                for thread in self.known[pid].threads():  # a worker's main thread has the process's id
-                    seconds = thread.user_time + thread.system_time
-                    total += seconds
-                    if thread.id != pid:
-                        others += seconds
+                worker = self.known[pid]
+                times = worker.cpu_times()  # threads that ended count here, not in threads()
+                total += times.user + times.system
+                # A worker's main thread has the process's id.
+                others += sum(thread.user_time + thread.system_time for thread in worker.threads() if thread.id != pid)
         return total, others
