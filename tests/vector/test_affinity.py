@@ -204,7 +204,7 @@ def test_auto_pinning_gives_a_replaced_worker_the_current_pinning_and_survives_a
 def test_a_default_pool_pins_and_unpins_its_real_workers_as_measured() -> None:
     fns = [CountdownEnv] * (len(ALLOWED) - 1) + [functools.partial(FaultyEnv, "exit", 1, 0.0, 100)]
     with AsyncVectorEnv(fns, num_workers=len(ALLOWED), restart_workers=True) as envs:
-        pinning = envs._pool.pinning
+        pinning = envs._pool.pacing.pinning
         assert pinning is not None
         start = affinity.CpuReading(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         quiet = start, affinity.CpuReading(1.0, 1.0, 0.2, 0.2, 0.8, 0.0)

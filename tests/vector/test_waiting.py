@@ -216,7 +216,7 @@ def test_workers_poll_for_their_next_command_no_longer_than_a_few_wake_ups(
     worker = functools.partial(_worker_noting_its_spin, str(tmp_path))
     with AsyncVectorEnv([TinyEnv] * 2, num_workers=2, spin_seconds=spin_seconds, worker=worker) as envs:
         envs.reset(seed=0)
-        assert envs._pool.spin.max_spin == spin_seconds  # the main process's own waits keep the full limit
+        assert envs._pool.pacing.spin.max_spin == spin_seconds  # the main process's own waits keep the full limit
     assert [float((tmp_path / str(w)).read_text()) for w in range(2)] == [worker_spin] * 2
 
 
@@ -228,8 +228,8 @@ def test_the_main_process_learns_the_whole_wait_of_steps_whose_envs_return_infos
         envs.reset(seed=0)
         for _ in range(20):
             envs.step(np.zeros(2, dtype=np.int64))
-        assert envs._pool.spin.typical >= 1e-3
-        assert envs._pool.spin.budget() == 0.0
+        assert envs._pool.pacing.spin.typical >= 1e-3
+        assert envs._pool.pacing.spin.budget() == 0.0
 
 
 @pytest.mark.timeout(60)

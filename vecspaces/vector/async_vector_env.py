@@ -303,7 +303,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 except BaseException as error:
                     self._gate.abandon_on(error)
                     raise
-            self._pool.busy_threads.warn_if_due()
+            self._pool.pacing.busy_threads.warn_if_due()
             return result
         return self._step_generally(actions)
 

@@ -46,7 +46,7 @@ batch of actions;
 ``observations`` reads the batch of observations and owns ``copy`` (``lending`` lends spare buffers, ``copies``
 copies); ``info_slots`` carries infos of plain numbers in shared memory; ``pool_mode`` holds the state of
 ``send``/``recv``; ``waiting`` polls or blocks; ``affinity`` pins the workers while that pays; ``busy_threads``
-warns when other threads of the main process burn a core while it waits.
+warns when other threads of the main process burn a core while it waits; ``pacing`` feeds those three.
 ``vecspaces.vector.async_vector_env`` is the Gymnasium-facing facade over them.
 
 Failure semantics:

@@ -45,7 +45,7 @@ def deferring_signals(method: Method) -> Method:
             except BaseException as error:
                 self._gate.abandon_on(error)
                 raise
-        self._gate.pool.busy_threads.warn_if_due()
+        self._gate.pool.pacing.busy_threads.warn_if_due()
         return result
 
     return deferring  # type: ignore[return-value]

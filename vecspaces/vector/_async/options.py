@@ -146,10 +146,9 @@ def worker_cpus(pin: bool | None, num_workers: int) -> list[int | None]:
     """The CPU each worker pins itself to (None: not pinned); see ``pin_workers``."""
     if pin is not None and not isinstance(pin, bool):
         raise InvalidTypeError(message("pin_workers is invalid", expected="None, True or False", got=show(pin)))
-    # Pinning needs sched_setaffinity, which Linux has and macOS and Windows do not.
-    if not pin or not hasattr(os, "sched_getaffinity"):
+    allowed = _allowed_cpus()
+    if not pin or allowed is None:
         return [None] * num_workers
-    allowed = sorted(os.sched_getaffinity(0))
     return [allowed[w % len(allowed)] for w in range(num_workers)]
 
 
@@ -159,10 +158,13 @@ def auto_pinning_cpus(pin: bool | None, num_workers: int) -> list[int] | None:
     Only for ``pin_workers=None`` with as many workers as CPUs the process may use (Linux): fewer workers leave
     the main process a core of its own, more would share cores pinned.
     """
-    if pin is not None or not hasattr(os, "sched_getaffinity"):
-        return None
-    allowed = sorted(os.sched_getaffinity(0))
-    return allowed if len(allowed) == num_workers else None
+    allowed = _allowed_cpus()
+    return allowed if pin is None and allowed is not None and len(allowed) == num_workers else None
+
+
+def _allowed_cpus() -> list[int] | None:
+    """The CPUs this process may run on, in order; None where they cannot be read or set (macOS, Windows)."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 
 
 def split_envs(num_envs: int, num_workers: int) -> list[range]:

@@ -28,15 +28,14 @@ from typing import Any
 import cloudpickle
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
-from vecspaces.vector._async.affinity import AutoPinning
-from vecspaces.vector._async.busy_threads import BusyThreadsWatch
 from vecspaces.vector._async.inflight import InFlight
 from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
+from vecspaces.vector._async.pacing import Pacing
 from vecspaces.vector._async.processes import describe_death, describe_process, span, stop_processes
 from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
-from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS, TrialSpin, poll
+from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS, poll
 from vecspaces.vector._async.worker import WorkerConfig
 from vecspaces.vector.vector_env import AutoresetMode
 
@@ -91,15 +90,13 @@ class WorkerPool:
         self.daemon = daemon
         self.target = target
         self.spin_seconds = spin_seconds
-        self.spin = TrialSpin(spin_seconds, self.control.blocking)
-        self.busy_threads = BusyThreadsWatch()
         self.cpus = cpus
         self.restart = restart
         self.restart_attempts = restart_attempts
         self.num_workers = len(slices)
         self.all_workers = range(self.num_workers)
         self.processes: list[Any] = [None] * self.num_workers
-        self.pinning = None if auto_pinning is None else AutoPinning(auto_pinning, self.processes)
+        self.pacing = Pacing(spin_seconds, self.control.blocking, auto_pinning, self.processes)
         self.connections: list[Any] = [None] * self.num_workers
         self.command_ready: list[Any] = [None] * self.num_workers
         self.completions = ctx.Semaphore(0)
@@ -269,14 +266,14 @@ class WorkerPool:
         """
         started = time.perf_counter()
         deadline = None if timeout is None else time.monotonic() + timeout
-        spin_until = started + self.spin.budget()
+        spin_until = self.pacing.spin_until(started)
         while True:
             self.take_finished()
             if done():
                 break
             if self._await_completion(call, deadline, spin_until):
                 self.inflight.owed -= 1
-        self._learn(time.perf_counter() - started)
+        self.pacing.record(time.perf_counter() - started)
 
     def collect_quietly(self, timeout: float | None) -> bool:
         """Wait for every running worker when each finishes with nothing to say; return whether that happened.
@@ -295,11 +292,11 @@ class WorkerPool:
         if any(control.has_reply[w] or not finished[w] for w in inflight.running):
             inflight.owed = -len(inflight.running)  # their counts were taken before collect_all sees their flags
             # The wait is over (collect_all only reads the replies): learn from all of it, as for a quiet step.
-            self._learn(time.perf_counter() - started)
+            self.pacing.record(time.perf_counter() - started)
             return False
         finished.fill(0)
         inflight.finish_all_quietly()
-        self._learn(time.perf_counter() - started)
+        self.pacing.record(time.perf_counter() - started)
         return True
 
     def collect_all(self, call: str, timeout: float | None) -> None:
@@ -324,13 +321,7 @@ class WorkerPool:
             self.collect(self.idle, call, timeout)
             return
         if waits:
-            self._learn(time.perf_counter() - started)
-
-    def _learn(self, waited: float) -> None:
-        """Let what a wait for the workers took, ``waited`` seconds, steer the polling and the pinning."""
-        self.spin.record(waited)
-        if self.pinning is not None:
-            self.pinning.tick(waited)
+            self.pacing.record(time.perf_counter() - started)
 
     def _take_all_counts(self, started: float, timeout: float | None) -> bool:
         """Take one completion count per running worker and every count still owed; False if that takes longer.
@@ -343,20 +334,16 @@ class WorkerPool:
         completions, inflight = self.completions, self.inflight
         wanted = len(inflight.running) + inflight.owed  # dispatch paid what was owed; a wait cut short may owe more
         taken = 0
-        spin_until = started + self.spin.budget()
+        spin_until = self.pacing.spin_until(started)
         while taken < wanted:
             if poll(completions, spin_until):
                 taken += 1
                 continue
             elapsed = time.perf_counter() - started
             left = WAIT_SLICE_SECONDS if timeout is None else min(WAIT_SLICE_SECONDS, timeout - elapsed)
-            if left > 0:
-                self.busy_threads.blocking()
-                acquired = completions.acquire(timeout=left)
-                self.busy_threads.unblocked()
-                if acquired:
-                    taken += 1
-                    continue
+            if left > 0 and self.pacing.block(completions, left):
+                taken += 1
+                continue
             inflight.owed -= taken
             return False
         inflight.owed = 0
@@ -418,10 +405,7 @@ class WorkerPool:
             wait = WAIT_SLICE_SECONDS
             if deadline is not None:
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
-            self.busy_threads.blocking()
-            acquired = self.completions.acquire(timeout=wait)
-            self.busy_threads.unblocked()
-            if acquired:
+            if self.pacing.block(self.completions, wait):
                 return True
             if any(self.control.finished[w] for w in inflight.running):
                 return False  # finished without a count left for it (see _pay_owed): the caller takes it now
