@@ -16,7 +16,9 @@ cache, ``space._kernel_cache`` (see :func:`cached`), never in attributes of thei
 
 from __future__ import annotations
 
+import copyreg
 import functools
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -25,10 +27,21 @@ import numpy.typing as npt
 
 from vecspaces.error import Error, InvalidTypeError, InvalidValueError, message, show
 
-__all__ = ["MaskNDArray", "Space", "arrays_from_json", "derive_seeds", "make_rng", "space_kind", "space_kinds"]
+__all__ = [
+    "MaskNDArray",
+    "Space",
+    "arrays_from_json",
+    "derive_seeds",
+    "gymnasium_facing_class",
+    "make_rng",
+    "space_kind",
+    "space_kinds",
+    "vecspaces_class",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 K = TypeVar("K", bound="type[Space[Any]]")
+S = TypeVar("S", bound="Space[Any]")
 V = TypeVar("V")
 J = TypeVar("J", bound=Callable[..., list[Any]])
 
@@ -148,7 +161,10 @@ class Space(Generic[T_co]):
     A subclass defines ``sample``, ``contains``, ``is_np_flattenable``, ``__eq__`` and ``__repr__``;
     composite subclasses also override ``seed`` so their children are seeded. The ``__eq__`` of a built-in
     kind hands an ``other`` of another kind to :func:`~vecspaces._ops.gymnasium.equals_gymnasium`, so an
-    equal Gymnasium space compares equal (when the vecspaces space is on the left).
+    equal Gymnasium space compares equal.
+
+    While Gymnasium is imported, every space made is also an instance of the matching ``gymnasium.spaces`` class
+    (:func:`gymnasium_facing_class`), so Gymnasium's own checks and functions accept it.
 
     Kernel-facing: besides the public API, the kernels (``vecspaces._kernels``) read ``_shape``, the shape as
     stored (hot paths skip the property call), and keep what they precompute in ``_kernel_cache`` (see
@@ -166,6 +182,11 @@ class Space(Generic[T_co]):
         >>> space.sample() in space
         True
     """
+
+    def __new__(cls: type[S], *args: Any, **kwargs: Any) -> S:
+        gymnasium_spaces = sys.modules.get("gymnasium.spaces")
+        made = cls if gymnasium_spaces is None else gymnasium_facing_class(cls, gymnasium_spaces)
+        return object.__new__(made)
 
     def __init__(
         self,
@@ -317,6 +338,82 @@ def space_kinds() -> tuple[type[Space[Any]], ...]:
          'Tuple']
     """
     return tuple(_KINDS[name] for name in sorted(_KINDS))
+
+
+# A space class -> its subclass that is also the matching Gymnasium class (see gymnasium_facing_class).
+_GYMNASIUM_FACING: dict[type, type] = {}
+_GYMNASIUM_FACED: set[type] = set()  # the values of _GYMNASIUM_FACING
+
+
+def gymnasium_facing_class(cls: type[S], gymnasium_spaces: Any) -> type[S]:
+    """The subclass of space class ``cls`` that also derives from the matching class of ``gymnasium_spaces``.
+
+    A user who swaps ``gymnasium.spaces`` for ``vecspaces.spaces`` in an env module keeps stacking Gymnasium on
+    top: ``gymnasium.make``'s env checker, its wrappers and training libraries check
+    ``isinstance(space, gymnasium.spaces.Box)`` and call Gymnasium's own functions (``flatten_space``,
+    ``batch_space``) on the env's spaces, which only an instance of a Gymnasium class passes. So while
+    Gymnasium is imported, :class:`Space` makes each space an instance of this subclass. ``cls`` comes first in
+    its method order, so every method and attribute is vecspaces' own; Gymnasium's functions, which read the
+    attributes both libraries share (``low``, ``n``, ``spaces``, ...), work on it. The matching Gymnasium class
+    is the one named like the nearest kind among ``cls``'s ancestors (``gymnasium.spaces.Space`` for a custom
+    space). The subclass keeps the name of ``cls``, so reprs and messages do not change, and pickles as an
+    instance of ``cls``, which faces Gymnasium again where it is loaded if Gymnasium is imported there.
+
+    Example:
+        >>> import gymnasium
+        >>> from vecspaces.spaces import Box
+        >>> space = Box(0, 1, (2,))
+        >>> isinstance(space, gymnasium.spaces.Box), isinstance(space, Box), type(space).__name__
+        (True, True, 'Box')
+    """
+    facing = _GYMNASIUM_FACING.get(cls)
+    if facing is not None:
+        return facing
+    base = getattr(gymnasium_spaces, "Space", None)
+    if base is None or issubclass(cls, base):  # gymnasium.spaces still being imported, or a class facing already
+        return cls
+    kind = next((ancestor for ancestor in cls.__mro__ if _KINDS.get(ancestor.__name__) is ancestor), None)
+    if kind is not None:
+        base = getattr(gymnasium_spaces, kind.__name__, base)  # an older Gymnasium may lack a kind
+    namespace = {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "__reduce_ex__": _reduce_facing,
+    }
+    facing = _GYMNASIUM_FACING[cls] = type(cls.__name__, (cls, base), namespace)
+    _GYMNASIUM_FACED.add(facing)
+    return facing
+
+
+def vecspaces_class(cls: type[Space[Any]]) -> type[Space[Any]]:
+    """The vecspaces class behind space class ``cls``: the class it faces Gymnasium for, or ``cls`` itself.
+
+    Two spaces of one class, one made before Gymnasium was imported and one after, are of two classes; code that
+    compares the classes of spaces compares these.
+
+    Example:
+        >>> import gymnasium
+        >>> from vecspaces.spaces import Box
+        >>> vecspaces_class(type(Box(0, 1))) is Box
+        True
+    """
+    return cls.__bases__[0] if cls in _GYMNASIUM_FACED else cls
+
+
+def _reduce_facing(self: Space[Any], protocol: Any) -> Any:
+    # pickle finds a class by its module and name, which lead to the vecspaces class, not to its facing subclass:
+    # reduce the space as an instance of that class, whose __new__ faces Gymnasium again where it is loaded.
+    facing = type(self)
+    reduced = super(facing, self).__reduce_ex__(protocol)
+    if reduced[0] is copyreg.__newobj__ and reduced[1] == (facing,):  # type: ignore[attr-defined]
+        return (_new_space, (vecspaces_class(facing),), *reduced[2:])
+    return reduced
+
+
+def _new_space(cls: type[Space[Any]]) -> Space[Any]:
+    """An empty space of class ``cls`` (facing Gymnasium if it is imported here), which unpickling then fills."""
+    return cls.__new__(cls)
 
 
 def cached(space: Space[Any], build: Callable[[Any], V], fresh: Callable[[V, Any], bool] | None = None) -> V:

@@ -699,7 +699,7 @@ def test_flatdim() -> None:
 def test_flatten_space() -> None:
     space = Box(np.arange(6.0).reshape(2, 3), 10.0, dtype=np.float64)
     flat = flatten_space(space)
-    assert type(flat) is Box and flat.shape == (6,) and flat.dtype == np.float64
+    assert isinstance(flat, Box) and flat.shape == (6,) and flat.dtype == np.float64
     assert_same_value(flat.low, np.arange(6.0))
     assert_same_value(flat.high, np.full(6, 10.0))
     assert not np.shares_memory(flat.low, space.low)
@@ -770,7 +770,7 @@ def test_is_space_dtype_shape_equiv() -> None:
 def test_batch_space(name: str) -> None:
     space = make(name, seed=4)
     batched = batch_space(space, 3)
-    assert type(batched) is Box
+    assert isinstance(batched, Box)
     assert batched.shape == (3, *space.shape) and batched.dtype == space.dtype
     for index in range(3):
         assert_same_value(batched.low[index, ...], space.low)
@@ -799,7 +799,7 @@ def test_batch_size_must_be_a_positive_int(n: Any) -> None:
 def test_batch_differing_spaces() -> None:
     spaces = [Box(0.0, 1.0, (2,), seed=3), Box(np.array([-1.0, -inf]), np.array([0.0, 5.0])), Box(2, 3, (2,))]
     batched = batch_differing_spaces(spaces)
-    assert type(batched) is Box and batched.shape == (3, 2) and batched.dtype == np.float32
+    assert isinstance(batched, Box) and batched.shape == (3, 2) and batched.dtype == np.float32
     assert_same_value(batched.low, np.array([[0, 0], [-1, -inf], [2, 2]], np.float32))
     assert_same_value(batched.high, np.array([[1, 1], [0, 5], [3, 3]], np.float32))
     assert batched.bounded_below.tolist() == [[True, True], [True, False], [True, True]]

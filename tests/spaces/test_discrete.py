@@ -503,7 +503,7 @@ def test_is_space_dtype_shape_equiv() -> None:
 
 def test_batch_space_is_a_multi_discrete(space: Discrete) -> None:
     batched = batch_space(space, 3)
-    assert type(batched) is MultiDiscrete
+    assert isinstance(batched, MultiDiscrete)
     assert batched.dtype == space.dtype
     assert batched.nvec.tolist() == [int(space.n)] * 3
     assert batched.start.tolist() == [int(space.start)] * 3
@@ -529,7 +529,7 @@ def test_batch_space_needs_a_positive_size(n: Any) -> None:
 def test_batch_differing_spaces() -> None:
     spaces = [Discrete(2, seed=1), Discrete(3, start=-1, dtype=np.int32), Discrete(4, start=5, dtype=np.int8)]
     batched = batch_differing_spaces(spaces)
-    assert type(batched) is MultiDiscrete
+    assert isinstance(batched, MultiDiscrete)
     assert batched.dtype == np.int64  # the largest itemsize
     assert batched.nvec.tolist() == [2, 3, 4] and batched.start.tolist() == [0, -1, 5]
     assert same_rng_state(batched.np_random, spaces[0].np_random)

@@ -291,7 +291,7 @@ def test_a_subclass_of_a_builtin_kind_converts_as_that_kind() -> None:
         pass
 
     space = from_gymnasium(Image(0, 255, (2, 2), np.uint8, seed=1))
-    assert type(space) is Box
+    assert isinstance(space, Box)
     assert describe(space) == describe(gym.Box(0, 255, (2, 2), np.uint8))
 
 

@@ -415,7 +415,7 @@ def test_contains_subclass_arrays() -> None:
 def test_getitem_gives_discrete_for_one_entry() -> None:
     space = MultiDiscrete([2, 3], dtype=np.int32, start=[1, -1])
     assert space[1] == Discrete(3, start=-1, dtype=np.int32)
-    assert type(space[0]) is Discrete
+    assert isinstance(space[0], Discrete)
 
 
 def test_getitem_gives_multi_discrete_otherwise() -> None:
@@ -655,7 +655,7 @@ def test_is_space_dtype_shape_equiv() -> None:
 
 def test_batch_space_is_a_box_of_the_ranges(space: MultiDiscrete) -> None:
     batched = batch_space(space, 3)
-    assert type(batched) is Box
+    assert isinstance(batched, Box)
     assert batched.dtype == space.dtype and batched.shape == (3, *space.shape)
     for row in range(3):
         assert_same_value(batched.low[row], space.start)
@@ -667,7 +667,7 @@ def test_batch_space_is_a_box_of_the_ranges(space: MultiDiscrete) -> None:
 def test_batch_differing_spaces() -> None:
     spaces = [MultiDiscrete([2, 3], start=[0, 1], seed=1), MultiDiscrete([4, 5], start=[-1, 0])]
     batched = batch_differing_spaces(spaces)
-    assert type(batched) is Box and batched.dtype == np.int64
+    assert isinstance(batched, Box) and batched.dtype == np.int64
     assert batched.low.tolist() == [[0, 1], [-1, 0]]
     assert batched.high.tolist() == [[1, 3], [2, 4]]
     assert same_rng_state(batched.np_random, spaces[0].np_random)

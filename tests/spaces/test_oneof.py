@@ -84,7 +84,7 @@ def test_constructor_errors(spaces: Any, error: type[Exception], words: str) -> 
 def test_a_gymnasium_branch_is_converted() -> None:
     gym_spaces = pytest.importorskip("gymnasium.spaces")
     space = OneOf([gym_spaces.Discrete(2), Box(0, 1, (2,))])
-    assert space == OneOf([Discrete(2), Box(0, 1, (2,))]) and type(space.spaces[0]) is Discrete
+    assert space == OneOf([Discrete(2), Box(0, 1, (2,))]) and isinstance(space.spaces[0], Discrete)
 
 
 def test_is_np_flattenable() -> None:

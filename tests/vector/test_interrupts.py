@@ -249,19 +249,27 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(
 
         thread = threading.Thread(target=storm, daemon=True)
         thread.start()
-        # From here until the storm is over, a KeyboardInterrupt can be raised at any line: each one is caught, or
-        # one escaping the test would end pytest's whole session.
-        try:
-            while True:
+
+        def step_until_the_deadline() -> None:
+            nonlocal interrupts, steps
+            while time.monotonic() < deadline:
                 try:
-                    if time.monotonic() >= deadline:
-                        break
                     actions = rng.integers(0, 10, NUM_ENVS)
                     result = envs.step(actions)
                     steps += 1
                     assert result[1].tolist() == actions.astype(float).tolist()
                     assert len(set(result[0][:, 0].tolist())) == 1  # every env stepped as often
                 except KeyboardInterrupt:
+                    interrupts += 1
+
+        # From here until the storm is over, a KeyboardInterrupt can be raised at any line: each one is caught, or
+        # one escaping the test would end pytest's whole session.
+        try:
+            while True:
+                try:
+                    step_until_the_deadline()
+                    break
+                except KeyboardInterrupt:  # one that landed in the handler above or between its loop's turns
                     interrupts += 1
         finally:
             while True:  # stopping it too, until the last SIGINT sent has been raised

@@ -17,7 +17,7 @@ from vecspaces._ops.arguments import out_array_problem
 from vecspaces._ops.batch import stacked_concatenate
 from vecspaces._ops.flatten import same_kind
 from vecspaces._ops.memory_nodes import ArrayLeaf, LayoutNode, Path
-from vecspaces._space import Space
+from vecspaces._space import Space, vecspaces_class
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 
 __all__ = ["array_layout", "iterate_rows", "same_array_layout", "stack_into"]
@@ -31,10 +31,10 @@ def same_array_layout(space_1: Space[Any], space_2: Any) -> bool:
         >>> same_array_layout(Box(0, 1, (2,)), Box(-5, 5, (2,))), same_array_layout(Box(0, 1, (2,)), Box(0, 1, (3,)))
         (True, False)
     """
-    other = same_kind(space_1, space_2, type(space_1))
+    other = same_kind(space_1, space_2, vecspaces_class(type(space_1)))
     return (
         other is not None
-        and type(other) is type(space_1)
+        and vecspaces_class(type(other)) is vecspaces_class(type(space_1))  # a subclass is another kind
         and space_1.shape == other.shape
         and space_1.dtype == other.dtype
     )

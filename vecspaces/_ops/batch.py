@@ -38,7 +38,7 @@ else:
 from vecspaces._ops.arguments import as_items, check_batch_size, no_kernel, not_a_space
 from vecspaces._ops.dispatch import convert_if_gymnasium, lookup
 from vecspaces._ops.gymnasium import is_gymnasium_space
-from vecspaces._space import Space
+from vecspaces._space import Space, vecspaces_class
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 
 __all__ = [
@@ -152,8 +152,9 @@ def _batch_differing_spaces_checked(spaces: Sequence[Space[Any]]) -> Space[Any]:
         if not isinstance(space, Space):
             raise not_a_space("batch_differing_spaces", space, "spaces", at=f"spaces[{index}]")
     first = spaces[0]
+    kind = vecspaces_class(type(first))  # of a space made before Gymnasium was imported too
     for index, space in enumerate(spaces):
-        if not isinstance(space, type(first)):
+        if not isinstance(space, kind):
             raise InvalidTypeError(
                 message(
                     "batch_differing_spaces needs spaces of one kind",

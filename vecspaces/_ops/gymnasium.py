@@ -209,7 +209,12 @@ def is_gymnasium_space_class(cls: type) -> bool:
         (False, False)
     """
     gymnasium_spaces = sys.modules.get("gymnasium.spaces")
-    return gymnasium_spaces is not None and isinstance(cls, type) and issubclass(cls, gymnasium_spaces.Space)
+    return (
+        gymnasium_spaces is not None
+        and isinstance(cls, type)
+        and issubclass(cls, gymnasium_spaces.Space)
+        and not issubclass(cls, Space)  # a vecspaces space is one of Gymnasium's too while gymnasium is imported
+    )
 
 
 def is_gymnasium_graph_instance(value: object) -> bool:
@@ -243,10 +248,9 @@ def equals_gymnasium(space: Space[Any], other: object) -> bool:
     :func:`from_gymnasium` and compared by the vecspaces rules of ``space``'s kind, nested spaces included;
     one that has no vecspaces form (a custom Gymnasium kind) equals no vecspaces space.
 
-    Equality is asymmetric between the libraries: ``gymnasium_space == vecspaces_space`` is decided by
-    Gymnasium's ``__eq__``, which answers False for a space of another library instead of returning
-    ``NotImplemented``, so Python never asks vecspaces. Put the vecspaces space on the left, or convert one
-    side first.
+    With the Gymnasium space on the left, Gymnasium's ``__eq__`` decides and Python never asks vecspaces: it
+    compares by its own rules a vecspaces space made while Gymnasium was imported (an instance of Gymnasium's
+    class then, see :class:`~vecspaces._space.Space`), and answers False for one made before.
 
     Args:
         space: the vecspaces space whose ``__eq__`` was called.
@@ -261,7 +265,7 @@ def equals_gymnasium(space: Space[Any], other: object) -> bool:
         >>> Discrete(3, start=1) == gymnasium.spaces.Discrete(3, start=1)
         True
         >>> gymnasium.spaces.Discrete(3, start=1) == Discrete(3, start=1)  # Gymnasium's __eq__ decides
-        False
+        True
     """
     if not is_gymnasium_space(other):
         return False
@@ -277,7 +281,7 @@ def _convert(space: Any, source: Any, target: Any, caller: str, path: str, hold_
 
     A custom Gymnasium kind is refused, or with ``hold_custom`` held in a :class:`GymnasiumCustomSpace`.
     """
-    if isinstance(space, target.Space):
+    if isinstance(space, target.Space) and not isinstance(space, source.Space):
         return space
     if isinstance(space, GymnasiumCustomSpace):
         return space.space
@@ -445,9 +449,9 @@ def convert_to_gymnasium(space: Any, caller: str, path: str = "space") -> Any:
         Discrete(2)
     """
     target = _gymnasium_spaces(caller)
-    if isinstance(space, target.Space):
-        return space
     source = _VECSPACES
+    if isinstance(space, target.Space) and not isinstance(space, source.Space):
+        return space
     if not isinstance(space, source.Space):
         raise InvalidTypeError(
             message(
@@ -464,7 +468,8 @@ def to_gymnasium(space: Any) -> Any:
 
     The inverse of :func:`from_gymnasium`, with the same guarantees: every parameter is kept and the new space
     samples the same next values from a copy of the original's random generator. A Gymnasium space is
-    returned unchanged.
+    returned unchanged; a vecspaces space is converted to Gymnasium's own classes even while it is an instance
+    of one too (see :class:`~vecspaces._space.Space`).
 
     Args:
         space: a vecspaces space of one of the 10 built-in kinds, or a Gymnasium space.

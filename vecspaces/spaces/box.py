@@ -324,15 +324,15 @@ class Box(Space[NDArray[Any]]):
 
         Float bounds are compared with ``np.allclose`` (as Gymnasium does), integer bounds exactly. A Gymnasium
         space is converted and compared the same way (:func:`~vecspaces._space.equals_gymnasium`, which
-        every kind's ``__eq__`` uses); with the Gymnasium space on the left, Gymnasium's ``__eq__`` decides and
-        answers False.
+        every kind's ``__eq__`` uses); with the Gymnasium space on the left, Gymnasium's ``__eq__`` decides, which
+        takes a vecspaces space made while Gymnasium is imported for one of its own (see ``Space``).
 
         Example:
             >>> Box(0, 1, (2,)) == Box(0.0, 1.0, (2,)), Box(0, 1, (2,)) == Box(0, 1, (2,), np.float64)
             (True, False)
             >>> import gymnasium
             >>> Box(0, 1, (2,)) == gymnasium.spaces.Box(0, 1, (2,)), gymnasium.spaces.Box(0, 1, (2,)) == Box(0, 1, (2,))
-            (True, False)
+            (True, True)
         """
         if not isinstance(other, Box):
             return equals_gymnasium(self, other)

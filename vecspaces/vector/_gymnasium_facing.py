@@ -20,6 +20,8 @@ import copyreg
 import sys
 from typing import Any, NamedTuple
 
+from vecspaces._space import Space
+
 __all__ = ["Face", "brought_gymnasium", "face_of_arguments", "face_of_env", "gymnasium_facing"]
 
 _FACING: dict[type, type] = {}  # vector env class -> its Gymnasium-facing subclass, made once
@@ -37,7 +39,8 @@ def brought_gymnasium(*objects: Any) -> bool:
     if gymnasium is None:
         return False
     kinds = (gymnasium.Env, gymnasium.spaces.Space, gymnasium.vector.AutoresetMode)
-    return any(isinstance(item, kinds) for item in objects)
+    # A vecspaces space is also one of Gymnasium's while gymnasium is imported (Space.__new__), but not the user's.
+    return any(isinstance(item, kinds) and not isinstance(item, Space) for item in objects)
 
 
 class Face(NamedTuple):
