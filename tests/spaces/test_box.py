@@ -253,6 +253,15 @@ def test_float_bounds_at_dtype_limits() -> None:
     assert Box(0, 65504, dtype=np.float16).high[0] == FLOAT16_MAX
 
 
+@pytest.mark.parametrize("bound_dtype", [np.float16, np.float32])
+def test_narrower_float_bounds_for_a_wider_dtype_convert_without_a_warning(bound_dtype: type) -> None:
+    # numpy compared a float32 bound with float64's limits by casting the limits down: an overflow warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        space = Box(np.array([-1, 0], bound_dtype), np.array([1, 2], bound_dtype), dtype=np.float64)
+    assert space.low.tolist() == [-1.0, 0.0] and space.high.dtype == np.float64
+
+
 def test_fractional_int_bounds_truncate_like_gymnasium() -> None:
     space = Box(0.5, 2.7, dtype=np.int64)
     assert space.low.tolist() == [0] and space.high.tolist() == [2]

@@ -73,6 +73,17 @@ def express(single: Space[Any], batch: Any, form: str) -> Any:
     return _numpy_scalars(batch)
 
 
+def as_given(single: Space[Any], batch: Any, form: str) -> Any:
+    """``batch`` as the envs get it given in ``form``: Python floats for a float Box stay float64, as in Gymnasium."""
+    if isinstance(single, Dict):
+        return {key: as_given(child, batch[key], form) for key, child in single.spaces.items()}
+    if isinstance(single, Tuple) and all(isinstance(child, (*ARRAY_KINDS, Dict, Tuple)) for child in single.spaces):
+        return tuple(as_given(child, part, form) for child, part in zip(single.spaces, batch, strict=True))
+    if isinstance(single, Box) and single.dtype.kind == "f" and form in ("lists", "tuples"):
+        return batch.astype(np.float64)
+    return batch
+
+
 def _tuples(value: Any) -> Any:
     return tuple(_tuples(item) for item in value) if isinstance(value, list) else value
 
@@ -98,12 +109,12 @@ def has_array_leaf(space: Space[Any]) -> bool:
 @pytest.mark.parametrize("space_id", IDS)
 def test_array_likes_split_like_the_batch_itself(space_id: str, form: str) -> None:
     single, batched, batch = sampled_batch(space_id)
-    expected = actions_per_env(batched, batch, N)
+    expected = as_given(single, batch, form)
     given = express(single, batch, form)
-    assert_same_value(actions_per_env(batched, given, N), expected)
+    assert_same_value(actions_per_env(batched, given, N), actions_per_env(batched, expected, N))
     if has_array_leaf(single):  # the form really differs from the batch: there was something to convert
         assert not isinstance(given, np.ndarray)
-        assert_same_value(as_action_batch(batched, given), batch)
+        assert_same_value(as_action_batch(batched, given), expected)
 
 
 @pytest.mark.parametrize("space_id", IDS)
@@ -111,14 +122,14 @@ def test_sync_vector_env_steps_with_array_likes(space_id: str) -> None:
     single, _, batch = sampled_batch(space_id)
     with SyncVectorEnv([functools.partial(EchoEnv, space_id) for _ in range(N)]) as envs:
         envs.reset(seed=0)
-        envs.step(batch)
         for form in FORMS:
+            envs.step(as_given(single, batch, form))
             envs.step(express(single, batch, form))
         received = envs.get_attr("received")
     for env_actions in received:
-        assert len(env_actions) == 1 + len(FORMS)
-        for action in env_actions[1:]:
-            assert_same_value(action, env_actions[0])
+        assert len(env_actions) == 2 * len(FORMS)
+        for expected, action in zip(env_actions[::2], env_actions[1::2], strict=True):
+            assert_same_value(action, expected)
 
 
 ASYNC_IDS = ["discrete_start3", "box_f64_2d", "box_uint64_big", "multibinary_2d", "dict_nested", "tuple_nested"]
@@ -132,14 +143,14 @@ def test_async_vector_env_steps_with_array_likes(shared_memory: bool) -> None:
         fns = [functools.partial(EchoEnv, space_id) for _ in range(N)]
         with AsyncVectorEnv(fns, shared_memory=shared_memory, context=CONTEXT, num_workers=2, timeout=30) as envs:
             envs.reset(seed=0)
-            envs.step(batch)
             for form in ["lists", "scalars"]:
+                envs.step(as_given(single, batch, form))
                 envs.step(express(single, batch, form))
             received = envs.get_attr("received")
         for env_actions in received:
-            assert len(env_actions) == 3, space_id
-            for action in env_actions[1:]:
-                assert_same_value(action, env_actions[0], space_id)
+            assert len(env_actions) == 4, space_id
+            for expected, action in zip(env_actions[::2], env_actions[1::2], strict=True):
+                assert_same_value(action, expected, space_id)
 
 
 class TensorLike:
@@ -204,7 +215,6 @@ def test_integer_casts_keep_exactly_the_values_the_target_holds(source: Any, tar
 
 ACCEPTED = {
     # name: (single space, actions for a batch of 2, the per-env values expected)
-    "float64 list rounds to float32": (Box(0, 1, (1,)), [[0.1], [0.2]], [[np.float32(0.1)], [np.float32(0.2)]]),
     "whole floats to int64": (Discrete(3), np.array([1.0, 2.0]), [1, 2]),
     "whole float list to int64": (Discrete(3), [1.0, np.float32(2)], [1, 2]),
     "uint64 below the int64 maximum": (Discrete(3), np.array([2**63 - 1, 0], np.uint64), [2**63 - 1, 0]),
@@ -233,6 +243,25 @@ def test_exact_casts_are_accepted(name: str) -> None:
         assert np.asarray(action).tolist() == np.asarray(value, dtype=single.dtype).tolist()
 
 
+FLOAT_FORMS = {
+    "float64 array": (np.array([[0.1], [1e300]]), np.float64),
+    "float32 array": (np.array([[0.1], [0.2]], np.float32), np.float32),
+    "float16 array": (np.array([[0.1], [0.2]], np.float16), np.float16),
+    "list of Python floats": ([[0.1], [1e300]], np.float64),
+    "list of float32 scalars": ([[np.float32(0.1)], [np.float32(0.2)]], np.float32),
+}
+
+
+@pytest.mark.parametrize("space_dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("form", list(FLOAT_FORMS))
+def test_float_actions_for_a_float_box_keep_their_dtype_as_in_gymnasium(form: str, space_dtype: Any) -> None:
+    # Gymnasium hands each env its row of the caller's array: nothing is cast, so 1e300 for a float16 Box too.
+    actions, dtype = FLOAT_FORMS[form]
+    split = actions_per_env(batch_space(Box(-1, 1, (1,), space_dtype), 2), actions, 2)
+    assert [row.dtype for row in split] == [np.dtype(dtype)] * 2
+    assert [row.tolist() for row in split] == np.asarray(actions).tolist()
+
+
 # -- casts that are refused ------------------------------------------------------------------------------------
 
 INT64_RANGE = "whole numbers from -9223372036854775808 to 9223372036854775807"
@@ -256,8 +285,6 @@ REFUSED = {
     "negative to uint8": (Discrete(200, start=10, dtype=np.uint8), [10, -1], ["uint8", "-1", "at actions[1]"]),
     "int64 array above int8": (Box(-128, 127, (2,), np.int8), np.array([[0, 0], [0, 200]]), ["int8", "[1][1]"]),
     "negative to uint64": (Box(0, 2**64 - 1, (2,), np.uint64), [[1, 2], [-1, 0]], ["uint64", "-1", "[1][0]"]),
-    "overflow to float32": (Box(0, 1, (2,)), [[1e300, 0], [0, 0]], ["overflows float32", "1e+300", "[0][0]"]),
-    "overflow to float16": (Box(-1, 1, (1,), np.float16), np.array([[0], [7e4]]), ["overflows float16", "[1][0]"]),
     "int overflow to float16": (Box(-1, 1, (1,), np.float16), np.array([[0], [70000]]), ["float16", "70000"]),
     "2 to bool": (Box(0, 1, (2,), np.bool_), [[0, 1], [2, 1]], ["changes when cast to bool", "0 or 1", "[1][0]"]),
     "fraction to bool": (Box(0, 1, (2,), np.bool_), np.array([[0.5, 1], [1, 1]]), ["bool", "0.5"]),
@@ -431,11 +458,11 @@ def test_async_actions_that_convert_take_the_plain_step(monkeypatch: pytest.Monk
         given = {"float64": batch, "lists": batch.tolist(), "tuples": tuple(map(tuple, batch.tolist()))}[form]
         observations, *_ = envs.step(given)
         assert_same_value(observations, batch.astype(np.float32))
-        with pytest.raises(InvalidValueError, match="overflows float32"):
-            envs.step(np.full(envs.action_space.shape, 1e300))
         with pytest.raises(InvalidTypeError, match="wrong dtype"):
             envs.step([["a"] * 3] * 2)
-        observations, *_ = envs.step(batch * 0.5)  # nothing is left pending by the refused steps
+        observations, *_ = envs.step(batch * 0.5)  # nothing is left pending by the refused step
         received = envs.get_attr("received")
     assert_same_value(observations, (batch * 0.5).astype(np.float32))
     assert [len(actions) for actions in received] == [2, 2]
+    # As in Gymnasium, each env got its row of what was given: float64 (Python floats) for the float32 Box.
+    assert_same_value([actions[0] for actions in received], list(batch))

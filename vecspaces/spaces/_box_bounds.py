@@ -195,7 +195,8 @@ def _check_float_bound(
     finite_values = raw[finite] if not finite.all() else raw
     if finite_values.size:
         if dtype.kind == "f":
-            out_of_range = finite_values.min() < minimum or finite_values.max() > maximum
+            # As Python floats: numpy would compare a float32 bound with float64's limits by casting them down.
+            out_of_range = float(finite_values.min()) < float(minimum) or float(finite_values.max()) > float(maximum)
         elif dtype.kind == "b":
             out_of_range = not np.isin(finite_values, (0, 1)).all()
         else:  # truncated toward zero like numpy's cast; the dtype's limits are exact powers of two in float

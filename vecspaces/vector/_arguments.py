@@ -6,9 +6,10 @@ A batch of actions may be any array-like that converts to the batched action spa
 tuples, numpy scalars, arrays of another dtype, and for a Dict or Tuple action space a dict or tuple of those.
 :func:`as_action_batch` converts it once, before anything is sent, to arrays of the space's dtypes. The
 conversion refuses values the cast would change (a fraction or an out-of-range integer for an integer dtype,
-a finite value that overflows a float dtype, anything but 0 and 1 for bool; see ``_casting``), so a sub-env
-never receives a wrapped or truncated action; values out of the space's bounds but representable in its dtype
-pass, and the env decides.
+anything but 0 and 1 for bool; see ``_casting``), so a sub-env never receives a wrapped or truncated action;
+values out of the space's bounds but representable in its dtype pass, and the env decides. Float actions for a
+float Box keep their own float dtype (:data:`CARRIED_FLOATS`): Gymnasium hands each env its row of the caller's
+array, and an env computing with float64 actions gives other results than with the same actions as float32.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces import Box, Dict, MultiBinary, MultiDiscrete, Space, Tuple
 from vecspaces.vector._casting import cast_exactly, cast_objects, lost_integer_digits
 
-__all__ = ["actions_per_env", "as_action_batch", "env_factories", "seeds_per_env", "split_reset_mask"]
+__all__ = ["CARRIED_FLOATS", "actions_per_env", "as_action_batch", "env_factories", "seeds_per_env", "split_reset_mask"]
+
+# The float dtypes a float Box's actions keep (rather than being cast to the Box's dtype): a float Box's own
+# dtype is one of them, and float64 holds the values of each exactly (the pool stores them so).
+CARRIED_FLOATS = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
 
 # The batched spaces whose batch is one array: a batched Box, Discrete (a MultiDiscrete), MultiBinary or
 # MultiDiscrete (both Boxes once batched); MultiBinary itself is accepted as a batch, as by iterate.
@@ -179,8 +184,10 @@ def as_action_batch(action_space: Space[Any], actions: Any) -> Any:
 
     Array leaves (a batched Box, Discrete, MultiBinary or MultiDiscrete) become arrays of the leaf's shape and
     dtype: lists, tuples and numpy scalars through ``np.asarray``, arrays of another dtype through
-    :func:`cast_exactly`. A batched Dict takes a mapping with the same keys, a batched Tuple a tuple or list
-    with one entry per child, converted child by child. The batch of a space with no array form (Text,
+    :func:`cast_exactly`, except that float values for a float Box keep their float dtype (one of
+    :data:`CARRIED_FLOATS`; a list of Python floats gives float64), as Gymnasium hands them to the envs. A
+    batched Dict takes a mapping with the same keys, a batched Tuple a tuple or list with one entry per child,
+    converted child by child. The batch of a space with no array form (Text,
     Sequence, Graph, OneOf and custom spaces, a Tuple of per-env copies) is left as the sequence of per-env
     values it is. An array of the leaf's exact type, shape and dtype is returned as it is, at the cost of one
     check.
@@ -203,7 +210,7 @@ def as_action_batch(action_space: Space[Any], actions: Any) -> Any:
         >>> space = batch_space(Dict(gear=Discrete(3), force=Box(-1, 1, (2,))), 2)
         >>> batch = as_action_batch(space, {"gear": [2, 0], "force": [[0.5, 0], (0, 1)]})
         >>> batch["gear"], batch["force"].dtype
-        (array([2, 0]), dtype('float32'))
+        (array([2, 0]), dtype('float64'))
     """
     if type(actions) is np.ndarray and actions.dtype == action_space.dtype and actions.shape == action_space.shape:
         return actions  # the hot path: already the batch, nothing to convert
@@ -235,7 +242,7 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
     if isinstance(value, np.ndarray):
         if value.shape != shape:
             raise InvalidValueError(_bad_leaf("actions has the wrong shape", space, value, path))
-        if type(value) is np.ndarray and value.dtype == dtype:
+        if type(value) is np.ndarray and (value.dtype == dtype or _carried(value.dtype, dtype)):
             return value
         return cast_exactly(np.asarray(value), dtype, path)
     try:
@@ -253,7 +260,7 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
                 )
             )
         raise InvalidValueError(_bad_leaf("actions has the wrong shape", space, value, path))
-    if array.dtype == dtype:
+    if array.dtype == dtype or _carried(array.dtype, dtype):
         return array
     if array.dtype.kind == "O":
         return cast_objects(array, dtype, path)
@@ -262,6 +269,11 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
         if objects is not None:
             return cast_objects(objects, dtype, path)
     return cast_exactly(array, dtype, path)
+
+
+def _carried(given: np.dtype[Any], dtype: np.dtype[Any]) -> bool:
+    """Whether values of dtype ``given`` go to the envs as they are for a leaf of ``dtype``: floats for floats."""
+    return given in CARRIED_FLOATS and dtype in CARRIED_FLOATS
 
 
 def _is_single_value(value: Any) -> bool:

@@ -9,7 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
-from vecspaces.vector._arguments import actions_per_env, as_action_batch
+from vecspaces.vector._arguments import CARRIED_FLOATS, actions_per_env, as_action_batch
+from vecspaces.vector._async.action_dtypes import ActionDtypes
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._casting import cast_exactly
@@ -24,7 +25,8 @@ class ActionWriter:
 
     An action space that is one array (Box, Discrete, MultiBinary, MultiDiscrete) has one shared view,
     :attr:`view`, written in one assignment; any other is split per env and written leaf by leaf, and the leaves
-    with no fixed size (Sequence, Graph, custom spaces) go with the command instead.
+    with no fixed size (Sequence, Graph, custom spaces) go with the command instead. Float Box leaves keep the
+    caller's float dtype (see ``action_dtypes``).
 
     Args:
         memory: the pool's shared memory.
@@ -40,6 +42,9 @@ class ActionWriter:
         layout = memory.actions.layout
         self.piped = bool(layout.variable_leaves)
         self.view: npt.NDArray[Any] | None = memory.actions.batch_views[0] if is_single_array(layout) else None
+        self.dtype: Any = spaces.action_space.dtype  # the dtype of a one-array space's actions
+        self.dtypes = ActionDtypes(memory.actions, memory.control().action_dtypes)
+        self.float_leaves = bool(self.dtypes.paths)
 
     def write(self, actions: Any, envs: Sequence[int]) -> dict[int, ActionLeaves]:
         """Put the actions of ``envs`` in shared memory; return per worker what must go with the command, if any.
@@ -51,24 +56,30 @@ class ActionWriter:
         """
         view = self.view
         count = len(envs)
+        rows = slice(None) if type(envs) is range and count == self.num_envs else list(envs)  # every env, in order
         if view is not None:
             if type(actions) is not np.ndarray:  # a list, a tensor...: converted as a whole, as actions_per_env does
                 actions = as_action_batch(self._batched_space(count), actions)
             if type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
-                if actions.dtype != view.dtype:
-                    actions = cast_exactly(actions, view.dtype, "actions")
-                if type(envs) is range and count == self.num_envs:  # every env, in order
-                    view[...] = actions
-                else:
-                    view[list(envs)] = actions
+                if actions.dtype != view.dtype and not (self.float_leaves and actions.dtype in CARRIED_FLOATS):
+                    actions = cast_exactly(actions, self.dtype, "actions")
+                view[rows] = actions
+                if self.float_leaves:
+                    self.dtypes.record(actions, rows)
                 return {}
-        env_actions = actions_per_env(self._batched_space(count), actions, count)
+        space = self._batched_space(count)
+        actions = as_action_batch(space, actions)
+        env_actions = actions_per_env(space, actions, count)
         if self.piped:
             # The fixed-size leaves go to shared memory; only the variable-size ones travel with the command.
-            return self.memory.write_actions(envs, env_actions, self.worker_of)
-        for i, action in zip(envs, env_actions, strict=True):
-            self.memory.actions.write(i, action)
-        return {}
+            leaves = self.memory.write_actions(envs, env_actions, self.worker_of)
+        else:
+            leaves = {}
+            for i, action in zip(envs, env_actions, strict=True):
+                self.memory.actions.write(i, action)
+        if self.float_leaves:
+            self.dtypes.record(actions, rows)
+        return leaves
 
     def _batched_space(self, count: int) -> Any:
         spaces = self.spaces

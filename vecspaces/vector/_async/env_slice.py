@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from vecspaces._ops.memory_nodes import format_path
+from vecspaces.vector._async.action_dtypes import ActionDtypes
 from vecspaces.vector._async.copies import copied
 from vecspaces.vector._async.info_slots import InfoWriter, Layout
 from vecspaces.vector._async.protocol import ActionLeaves, Command, Reply, capture_error
@@ -73,14 +74,15 @@ class EnvSlice:
         self.positions = range(len(self.runners))
         self.control: Control = memory.control()
         self.variable_actions = bool(memory.actions.layout.variable_leaves)
-        self.read_action = memory.actions.read_env
+        action_dtypes = ActionDtypes(memory.actions, self.control.action_dtypes)
+        self.read_action = action_dtypes.read_env if action_dtypes.paths else memory.actions.read_env
         envs_slice = slice(env_indices.start, env_indices.stop)
         self.rewards = self.control.rewards[envs_slice]
         self.terminations = self.control.terminations[envs_slice]
         self.truncations = self.control.truncations[envs_slice]
         self.stepping = self.control.stepping[envs_slice]
         self.generation = self.control.generation
-        self.read_actions = _action_reader(memory.actions, envs_slice)
+        self.read_actions = _action_reader(memory.actions, envs_slice, action_dtypes)
         self.info_writer = InfoWriter(self.control.info_layouts, self.control.info_values, env_indices)
         # One writer per observation buffer; the main process says which one a command writes.
         self.writers = observation_writers(memory.observations)
@@ -274,15 +276,19 @@ class _Permits:
         return run
 
 
-def _action_reader(actions: SharedBatch, envs: slice) -> Callable[[], list[Any]]:
-    """A function returning this worker's actions from shared memory, as values the envs may keep."""
+def _action_reader(actions: SharedBatch, envs: slice, dtypes: ActionDtypes) -> Callable[[], list[Any]]:
+    """A function returning the actions of the envs ``envs`` from shared memory, as values the envs may keep."""
     if is_single_array(actions.layout):
         batch = actions.batch_views[0][envs]
+        if dtypes.paths:  # a float Box: each env's row in the float dtype the caller gave
+            codes = dtypes.codes[envs, 0]
+            return lambda: dtypes.rows(batch, codes)
         # One copy for the whole slice; iterating it gives numpy scalars (Discrete) or rows, as iterate() does.
         return lambda: list(batch.copy())
     indices = range(envs.start, envs.stop)
+    read = dtypes.read_env if dtypes.paths else actions.read_env
     # Copies, so an env that keeps its action keeps it unchanged.
-    return lambda: [copied(actions.read_env(i)) for i in indices]
+    return lambda: [copied(read(i)) for i in indices]
 
 
 def _get_attribute(env: Any, name: str) -> Any:

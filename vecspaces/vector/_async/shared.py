@@ -6,13 +6,15 @@ part               contents
 ``observations``   one or more :class:`SharedBatch` of ``num_envs`` observations (fixed-size leaves only), or
                    None when observations travel through the pipes. The first is the pool's own buffer; the
                    others are lent to the caller in turn (see ``vecspaces.vector._async.lending``)
-``actions``        a :class:`SharedBatch` of ``num_envs`` actions (fixed-size leaves only)
+``actions``        a :class:`SharedBatch` of ``num_envs`` actions (fixed-size leaves only; float Box leaves as
+                   float64, see ``vecspaces.vector._async.action_dtypes``)
 ``control``        per env: reward (float64), terminated, truncated (bool), whether to step it (int8); per
                    worker: the command code (int32), whether it finished it and whether a reply follows in
                    the pipe (int8), whether it holds a concurrency permit (int8); which observation buffer
                    the current command writes (int32); whether every wait blocks without polling (int8, set by
                    the main process's :class:`~vecspaces.vector._async.waiting.TrialSpin`); per env, the
-                   layout of its info and the info's numbers (see ``vecspaces.vector._async.info_slots``)
+                   layout of its info and the info's numbers (see ``vecspaces.vector._async.info_slots``),
+                   and per float Box leaf of its action the float dtype the caller gave (int8)
 =================  =======================================================================================
 
 Observations and actions are laid out with ``custom_as_variable=True``: a leaf with no fixed size (Sequence,
@@ -35,6 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces.spaces import Box, Dict, Space
+from vecspaces.vector._arguments import CARRIED_FLOATS
+from vecspaces.vector._async.action_dtypes import own_dtype_codes, stored_action_space
 from vecspaces.vector._async.info_slots import MAX_INFO_VALUES
 from vecspaces.vector._async.lending import buffers_needed
 from vecspaces.vector._async.protocol import ActionLeaves
@@ -62,9 +66,10 @@ class Control:
     blocking: npt.NDArray[np.int8]
     info_layouts: npt.NDArray[np.int64]
     info_values: npt.NDArray[np.int64]
+    action_dtypes: npt.NDArray[np.int8]
 
 
-def _control_space(num_envs: int, num_workers: int) -> Dict:
+def _control_space(num_envs: int, num_workers: int, float_action_leaves: int) -> Dict:
     return Dict(
         rewards=Box(-np.inf, np.inf, (num_envs,), np.float64),
         terminations=Box(0, 1, (num_envs,), np.bool_),
@@ -80,6 +85,7 @@ def _control_space(num_envs: int, num_workers: int) -> Dict:
         # Per env, the infos of plain numbers (see vecspaces.vector._async.info_slots).
         info_layouts=Box(_INT64.min, _INT64.max, (num_envs,), np.int64),
         info_values=Box(_INT64.min, _INT64.max, (num_envs, MAX_INFO_VALUES), np.int64),
+        action_dtypes=Box(0, len(CARRIED_FLOATS) - 1, (num_envs, max(1, float_action_leaves)), np.int8),
     )
 
 
@@ -115,8 +121,9 @@ class SharedStepMemory:
             SharedLayout(observation_space, num_envs, custom_as_variable=True) if shared_observations else None
         )
         copies = 0 if observations is None else buffers_needed(observations, lend_observations)
-        actions = SharedLayout(action_space, num_envs, custom_as_variable=True)
-        control = SharedLayout(_control_space(num_envs, num_workers), 1)
+        actions = SharedLayout(stored_action_space(action_space), num_envs, custom_as_variable=True)
+        float_action_codes = own_dtype_codes(action_space)
+        control = SharedLayout(_control_space(num_envs, num_workers, len(float_action_codes)), 1)
         # Every buffer together, before any is allocated (each checks itself alone too).
         layouts = [actions, control] + [observations] * copies if observations is not None else [actions, control]
         check_room(
@@ -129,6 +136,8 @@ class SharedStepMemory:
             self.observations = tuple(observations.allocate(ctx, name="obs") for _ in range(copies))
         self.actions: SharedBatch = actions.allocate(ctx, name="action")
         self._control: SharedBatch = control.allocate(ctx)
+        if float_action_codes:  # until the main process records what the caller gave, the leaves' own dtypes
+            self.control().action_dtypes[:] = float_action_codes
 
     def write_actions(
         self, envs: Sequence[int], env_actions: Sequence[Any], worker_of: Sequence[int] | npt.NDArray[np.integer[Any]]

@@ -325,6 +325,20 @@ class SharedBatch:
             >>> batch.read_env(1, sent)
             (3, (1, 0))
         """
+        return self.layout.assemble(self.read_env_leaves(index, variable))
+
+    def read_env_leaves(self, index: int, variable: Sequence[Any] | None = None) -> list[Any]:
+        """What :meth:`read_env` puts in the structure: one entry per leaf, in pre-order (as :meth:`read_leaves`).
+
+        Example:
+            >>> from vecspaces.spaces import Box, Dict
+            >>> from vecspaces.vector.utils import SharedLayout
+            >>> batch = SharedLayout(Dict(a=Box(0, 1, ()), b=Box(0, 1, (2,))), n=2).allocate()
+            >>> leaves = batch.read_env_leaves(1)
+            >>> leaves[1] = np.ones(2)
+            >>> batch.assemble(leaves)["b"]
+            array([1., 1.])
+        """
         if type(index) is not int or not 0 <= index < self.n:
             index = self._check_index(index)
         leaves = [read(index) for read in self._env_readers]
@@ -332,7 +346,7 @@ class SharedBatch:
             self._check_variable_count("read_env", variable)
             for position, value in zip(self._variable_positions, variable, strict=True):
                 leaves[position] = value
-        return self.layout.assemble(leaves)
+        return leaves
 
     def accepts(self, space: Space[Any]) -> bool:
         """Whether ``space`` has the layout of the space this batch was made for (remembered when True)."""
