@@ -120,12 +120,19 @@ def test_pool_mode_keeps_each_envs_dtype_when_sends_differ(backend: str) -> None
     with BACKENDS[backend](fns, batch_size=N) as envs:
         envs.reset(seed=0)
         wide, narrow = np.full((2, 2), 0.1), np.full((2, 2), 0.1, np.float32)
-        envs.send(wide, [0, 1])  # envs 0 and 1 may read their actions after the next send wrote its own
-        envs.send(narrow, [2, 3])
+        for _ in range(2):  # the same dtype for every env first, then each worker's envs differ
+            envs.send(np.concatenate([narrow, narrow]))
+            envs.recv()
+        envs.send(wide, [0, 2])  # envs 0 and 2 may read their actions after the next send wrote its own
+        envs.send(narrow, [1, 3])
+        envs.recv()
+        envs.send(np.concatenate([narrow, narrow]))  # every env again, after the envs differed
         envs.recv()
         got = received(envs)
-    assert [actions[0].dtype for actions in got] == [np.float64, np.float64, np.float32, np.float32]
-    assert [actions[0].tolist() for actions in got] == [[0.1, 0.1]] * 2 + [narrow[0].tolist()] * 2
+    assert [[action.dtype for action in actions] for actions in got] == [
+        [np.float32, np.float32, dtype, np.float32] for dtype in (np.float64, np.float32, np.float64, np.float32)
+    ]
+    assert [actions[2].tolist() for actions in got] == [[0.1, 0.1], narrow[0].tolist()] * 2
 
 
 def test_actions_with_a_piped_leaf_keep_the_float_dtype() -> None:

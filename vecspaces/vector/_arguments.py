@@ -29,7 +29,7 @@ __all__ = ["CARRIED_FLOATS", "actions_per_env", "as_action_batch", "env_factorie
 
 # The float dtypes a float Box's actions keep (rather than being cast to the Box's dtype): a float Box's own
 # dtype is one of them, and float64 holds the values of each exactly (the pool stores them so).
-CARRIED_FLOATS = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
+CARRIED_FLOATS: tuple[np.dtype[Any], ...] = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
 
 # The batched spaces whose batch is one array: a batched Box, Discrete (a MultiDiscrete), MultiBinary or
 # MultiDiscrete (both Boxes once batched); MultiBinary itself is accepted as a batch, as by iterate.

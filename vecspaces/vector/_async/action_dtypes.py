@@ -11,7 +11,7 @@ batch had; the worker hands each env its row in that dtype. Other leaves are sto
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,10 +22,11 @@ from vecspaces.spaces import Box, Dict, Space, Tuple
 from vecspaces.vector._arguments import CARRIED_FLOATS
 from vecspaces.vector.utils.shared_batch import SharedBatch
 
-__all__ = ["ActionDtypes", "own_dtype_codes", "stored_action_space"]
+__all__ = ["EVERY_ENV", "ActionDtypes", "own_dtype_codes", "stored_action_space"]
 
 _STORED = CARRIED_FLOATS[0]  # float64: a code is an index into CARRIED_FLOATS, 0 meaning the row as stored
 _CODES = {dtype: code for code, dtype in enumerate(CARRIED_FLOATS)}
+EVERY_ENV = slice(None)  # the rows of a write to every env
 
 
 def stored_action_space(space: Space[Any]) -> Space[Any]:
@@ -83,6 +84,7 @@ class ActionDtypes:
         slot_paths = {actions.layout.slots[slot].path: position for position, slot in actions.array_leaves}
         # Where each float leaf is among the leaves of SharedBatch.read_env_leaves, in the order of paths.
         self.positions = [slot_paths[path] for path in self.paths]
+        self.every_env_code = -1  # the code record_array last wrote for every env, while it stands
 
     def record(self, batch: Any, envs: Sequence[int] | slice) -> None:
         """Note the float dtype of each float leaf of ``batch`` (the actions of ``envs``, as_action_batch made)."""
@@ -91,13 +93,32 @@ class ActionDtypes:
             for key in path:
                 leaf = leaf[key]
             self.codes[envs, column] = _CODES.get(leaf.dtype, 0)
+        self.every_env_code = -1
 
-    def rows(self, batch: npt.NDArray[Any], codes: npt.NDArray[np.int8]) -> list[Any]:
-        """Copies of the rows of ``batch`` (the float Box actions of some envs) in the dtypes ``codes`` say."""
-        first = codes[0]
-        if not (codes != first).any():  # one dtype for the whole batch: the common case, one copy
-            return list(batch.copy() if not first else batch.astype(CARRIED_FLOATS[first]))
-        return [row.astype(CARRIED_FLOATS[code]) for row, code in zip(batch, codes, strict=True)]
+    def record_array(self, dtype: np.dtype[Any], envs: Sequence[int] | slice) -> None:
+        """:meth:`record` for an action space that is one float Box, given the dtype of its batch."""
+        code = _CODES.get(dtype, 0)
+        if envs is not EVERY_ENV:
+            self.codes[envs, 0] = code
+            self.every_env_code = -1
+        elif code != self.every_env_code:  # a training loop gives one dtype step after step: written once
+            self.codes[:, 0] = self.every_env_code = code
+
+    def array_reader(self, batch: npt.NDArray[Any], envs: slice) -> Callable[[], list[Any]]:
+        """A function giving copies of the rows of ``batch`` (the float Box actions of ``envs``) in their dtypes."""
+        codes = self.codes[envs, 0]
+        # The codes' bytes when every env has the same one (the common case: one conversion of the whole slice).
+        uniform: dict[bytes, np.dtype[Any]] = {
+            bytes([code]) * len(codes): dtype for code, dtype in enumerate(CARRIED_FLOATS)
+        }
+
+        def read() -> list[Any]:
+            dtype = uniform.get(codes.tobytes())
+            if dtype is not None:
+                return list(batch.astype(dtype))  # astype copies, so an env may keep its action
+            return [row.astype(CARRIED_FLOATS[code]) for row, code in zip(batch, codes, strict=True)]
+
+        return read
 
     def read_env(self, index: int, variable: Sequence[Any] | None = None) -> Any:
         """Env ``index``'s action (``SharedBatch.read_env``), with its float leaves in the dtypes recorded."""

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
 from vecspaces.vector._arguments import CARRIED_FLOATS, actions_per_env, as_action_batch
-from vecspaces.vector._async.action_dtypes import ActionDtypes
+from vecspaces.vector._async.action_dtypes import EVERY_ENV, ActionDtypes
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._casting import cast_exactly
@@ -56,7 +56,7 @@ class ActionWriter:
         """
         view = self.view
         count = len(envs)
-        rows = slice(None) if type(envs) is range and count == self.num_envs else list(envs)  # every env, in order
+        rows = EVERY_ENV if type(envs) is range and count == self.num_envs else list(envs)
         if view is not None:
             if type(actions) is not np.ndarray:  # a list, a tensor...: converted as a whole, as actions_per_env does
                 actions = as_action_batch(self._batched_space(count), actions)
@@ -65,7 +65,7 @@ class ActionWriter:
                     actions = cast_exactly(actions, self.dtype, "actions")
                 view[rows] = actions
                 if self.float_leaves:
-                    self.dtypes.record(actions, rows)
+                    self.dtypes.record_array(actions.dtype, rows)
                 return {}
         space = self._batched_space(count)
         actions = as_action_batch(space, actions)

@@ -281,8 +281,7 @@ def _action_reader(actions: SharedBatch, envs: slice, dtypes: ActionDtypes) -> C
     if is_single_array(actions.layout):
         batch = actions.batch_views[0][envs]
         if dtypes.paths:  # a float Box: each env's row in the float dtype the caller gave
-            codes = dtypes.codes[envs, 0]
-            return lambda: dtypes.rows(batch, codes)
+            return dtypes.array_reader(batch, envs)
         # One copy for the whole slice; iterating it gives numpy scalars (Discrete) or rows, as iterate() does.
         return lambda: list(batch.copy())
     indices = range(envs.start, envs.stop)
