@@ -233,7 +233,7 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(
                 envs.step(ONES)
             return (time.perf_counter() - started) / count
 
-        stop = threading.Event()
+        stop, go = threading.Event(), threading.Event()
         rng = np.random.default_rng(0)
         delays = rng.uniform(0.0005, 0.003, 100_000)
 
@@ -241,14 +241,12 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(
         deadline = time.monotonic() + 3.0
 
         def storm() -> None:
+            go.wait()  # nothing is sent before the test stands in the loops that catch every interrupt
             for delay in delays:
                 # Also past the deadline by itself: a storm outliving the test would interrupt pytest.
                 if stop.wait(delay) or time.monotonic() > deadline + 5.0:
                     return
                 os.kill(os.getpid(), signal.SIGINT)
-
-        thread = threading.Thread(target=storm, daemon=True)
-        thread.start()
 
         def step_until_the_deadline() -> None:
             nonlocal interrupts, steps
@@ -262,11 +260,14 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(
                 except KeyboardInterrupt:
                     interrupts += 1
 
-        # From here until the storm is over, a KeyboardInterrupt can be raised at any line: each one is caught, or
-        # one escaping the test would end pytest's whole session.
+        thread = threading.Thread(target=storm, daemon=True)
+        thread.start()
+        # From go.set() until the storm is over, a KeyboardInterrupt can be raised at any line: each one is caught,
+        # or one escaping the test would end pytest's whole session (the storm would go on during its report).
         try:
             while True:
                 try:
+                    go.set()
                     step_until_the_deadline()
                     break
                 except KeyboardInterrupt:  # one that landed in the handler above or between its loop's turns
@@ -275,6 +276,7 @@ def test_a_sigint_storm_leaves_no_hang_no_stale_row_and_no_slowdown(
             while True:  # stopping it too, until the last SIGINT sent has been raised
                 try:
                     stop.set()
+                    go.set()  # a storm that never started must end too
                     thread.join()
                     time.sleep(0.05)
                     break
