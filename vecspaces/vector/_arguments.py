@@ -187,10 +187,9 @@ def as_action_batch(action_space: Space[Any], actions: Any) -> Any:
     :func:`cast_exactly`, except that float values for a float Box keep their float dtype (one of
     :data:`CARRIED_FLOATS`; a list of Python floats gives float64), as Gymnasium hands them to the envs. A
     batched Dict takes a mapping with the same keys, a batched Tuple a tuple or list with one entry per child,
-    converted child by child. The batch of a space with no array form (Text,
-    Sequence, Graph, OneOf and custom spaces, a Tuple of per-env copies) is left as the sequence of per-env
-    values it is. An array of the leaf's exact type, shape and dtype is returned as it is, at the cost of one
-    check.
+    converted child by child. The batch of a space with no array form (Text, Sequence, Graph, OneOf and custom
+    spaces, a Tuple of per-env copies) is left as the sequence of per-env values it is. An array of the leaf's
+    exact type, shape and dtype is returned as it is, at the cost of one check.
 
     Args:
         action_space: the batched action space.
