@@ -277,3 +277,20 @@ def test_send_to_every_env_in_another_order_gives_each_env_its_own_action() -> N
         envs.send(np.array([7, 5, 4, 6]), env_ids)  # env i gets action i + 4
         _, rewards, _, _, _, received = envs.recv()
         assert dict(zip(received.tolist(), rewards.tolist(), strict=True)) == {0: 4, 1: 5, 2: 6, 3: 7}
+
+
+def test_sends_of_subsets_batch_the_action_space_once_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    # batch_space of a Dict costs ~0.1 ms: made at every send of a subset, it cut pool mode with list actions to
+    # a third of its speed.
+    from vecspaces.vector._async import actions
+
+    made: list[int] = []
+    monkeypatch.setattr(actions, "batch_space", lambda space, n: made.append(n) or batch_space(space, n))
+    with counting_pool(batch_size=2) as envs:
+        envs.reset(seed=0)
+        envs.send([1] * 6, list(range(6)))
+        for _ in range(20):
+            *_, env_ids = envs.recv()
+            envs.send([1] * len(env_ids), list(env_ids))  # a list: converted through the batched space
+        envs.recv()
+    assert sorted(set(made)) == sorted(made) and made  # one per size asked for

@@ -43,6 +43,7 @@ class ActionWriter:
         self.piped = bool(layout.variable_leaves)
         self.view: npt.NDArray[Any] | None = memory.actions.batch_views[0] if is_single_array(layout) else None
         self.dtype: Any = spaces.action_space.dtype  # the dtype of a one-array space's actions
+        self._batched: dict[int, Any] = {}  # the batched action space of a subset of the envs, by its size
         self.dtypes = ActionDtypes(memory.actions, memory.control().action_dtypes)
         self.float_leaves = bool(self.dtypes.paths)
 
@@ -82,5 +83,11 @@ class ActionWriter:
         return leaves
 
     def _batched_space(self, count: int) -> Any:
-        spaces = self.spaces
-        return spaces.action_space if count == self.num_envs else batch_space(spaces.single_action_space, count)
+        # Kept per count: batch_space of a Dict costs ~0.1 ms, which pool mode would pay at every send of
+        # a subset of the envs (its count is most often the batch size, step after step).
+        if count == self.num_envs:
+            return self.spaces.action_space
+        batched = self._batched.get(count)
+        if batched is None:
+            batched = self._batched[count] = batch_space(self.spaces.single_action_space, count)
+        return batched
