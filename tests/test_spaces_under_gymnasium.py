@@ -90,10 +90,14 @@ def test_subclasses_and_custom_spaces_are_gymnasiums_too() -> None:
 
 
 @pytest.mark.parametrize("space_id", GYMNASIUM_IDS)
-@pytest.mark.parametrize("copier", ["pickle", "cloudpickle", "deepcopy"])
+@pytest.mark.parametrize("copier", ["pickle", "pickle protocol 0", "cloudpickle", "deepcopy"])
 def test_copies_are_gymnasiums_too(space_id: str, copier: str) -> None:
     space = make(space_id)
     space.seed(3)
+    if copier == "pickle protocol 0":  # no __newobj__: the copy is made without Space.__new__, of the plain class
+        copied = pickle.loads(pickle.dumps(space, protocol=0))
+        assert isinstance(copied, type(space).__bases__[0]) and copied == space
+        return
     copied = {
         "pickle": lambda: pickle.loads(pickle.dumps(space)),
         "cloudpickle": lambda: cloudpickle.loads(cloudpickle.dumps(space)),

@@ -408,6 +408,8 @@ def _reduce_facing(self: Space[Any], protocol: Any) -> Any:
     reduced = super(facing, self).__reduce_ex__(protocol)
     if reduced[0] is copyreg.__newobj__ and reduced[1] == (facing,):  # type: ignore[attr-defined]
         return (_new_space, (vecspaces_class(facing),), *reduced[2:])
+    if reduced[0] is copyreg._reconstructor and reduced[1][0] is facing:  # type: ignore[attr-defined]
+        return (reduced[0], (vecspaces_class(facing), *reduced[1][1:]), *reduced[2:])  # protocols 0 and 1
     return reduced
 
 
