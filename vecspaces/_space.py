@@ -342,7 +342,6 @@ def space_kinds() -> tuple[type[Space[Any]], ...]:
 
 # A space class -> its subclass that is also the matching Gymnasium class (see gymnasium_facing_class).
 _GYMNASIUM_FACING: dict[type, type] = {}
-_GYMNASIUM_FACED: set[type] = set()  # the values of _GYMNASIUM_FACING
 
 
 def gymnasium_facing_class(cls: type[S], gymnasium_spaces: Any) -> type[S]:
@@ -380,9 +379,9 @@ def gymnasium_facing_class(cls: type[S], gymnasium_spaces: Any) -> type[S]:
         "__qualname__": cls.__qualname__,
         "__doc__": cls.__doc__,
         "__reduce_ex__": _reduce_facing,
+        "_faces_gymnasium_for": cls,  # read by vecspaces_class, in this class's own namespace only
     }
     facing = _GYMNASIUM_FACING[cls] = type(cls.__name__, (cls, base), namespace)
-    _GYMNASIUM_FACED.add(facing)
     return facing
 
 
@@ -398,7 +397,8 @@ def vecspaces_class(cls: type[Space[Any]]) -> type[Space[Any]]:
         >>> vecspaces_class(type(Box(0, 1))) is Box
         True
     """
-    return cls.__bases__[0] if cls in _GYMNASIUM_FACED else cls
+    plain: type[Space[Any]] = vars(cls).get("_faces_gymnasium_for", cls)
+    return plain
 
 
 def _reduce_facing(self: Space[Any], protocol: Any) -> Any:

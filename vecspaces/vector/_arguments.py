@@ -25,7 +25,15 @@ from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces import Box, Dict, MultiBinary, MultiDiscrete, Space, Tuple
 from vecspaces.vector._casting import cast_exactly, cast_objects, lost_integer_digits
 
-__all__ = ["CARRIED_FLOATS", "actions_per_env", "as_action_batch", "env_factories", "seeds_per_env", "split_reset_mask"]
+__all__ = [
+    "CARRIED_FLOATS",
+    "actions_per_env",
+    "as_action_batch",
+    "env_factories",
+    "seeds_per_env",
+    "split_action_batch",
+    "split_reset_mask",
+]
 
 # The float dtypes a float Box's actions keep (rather than being cast to the Box's dtype): a float Box's own
 # dtype is one of them, and float64 holds the values of each exactly (the pool stores them so).
@@ -167,11 +175,19 @@ def actions_per_env(action_space: Space[Any], actions: Any, num_envs: int) -> li
         >>> [int(action) for action in actions], actions[0].dtype
         ([2, 0], dtype('int64'))
     """
-    actions = as_action_batch(action_space, actions)
+    return split_action_batch(action_space, as_action_batch(action_space, actions), num_envs)
+
+
+def split_action_batch(action_space: Space[Any], batch: Any, num_envs: int) -> list[Any]:
+    """:func:`actions_per_env` for a batch :func:`as_action_batch` converted already.
+
+    Raises:
+        InvalidValueError: the batch does not hold ``num_envs`` actions.
+    """
     try:
-        split = list(iterate(action_space, actions))
+        split = list(iterate(action_space, batch))
     except (TypeError, ValueError) as error:
-        raise InvalidValueError(_bad_actions("actions do not form a batch", action_space, actions, num_envs)) from error
+        raise InvalidValueError(_bad_actions("actions do not form a batch", action_space, batch, num_envs)) from error
     if len(split) != num_envs:
         raise InvalidValueError(
             message("actions has the wrong batch size", expected=f"{num_envs} actions", got=f"{len(split)} actions")

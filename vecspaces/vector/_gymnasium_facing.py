@@ -20,7 +20,7 @@ import copyreg
 import sys
 from typing import Any, NamedTuple
 
-from vecspaces._space import Space
+from vecspaces._ops.gymnasium import is_gymnasium_space
 
 __all__ = ["Face", "brought_gymnasium", "face_of_arguments", "face_of_env", "gymnasium_facing"]
 
@@ -38,9 +38,8 @@ def brought_gymnasium(*objects: Any) -> bool:
     gymnasium = sys.modules.get("gymnasium")
     if gymnasium is None:
         return False
-    kinds = (gymnasium.Env, gymnasium.spaces.Space, gymnasium.vector.AutoresetMode)
-    # A vecspaces space is also one of Gymnasium's while gymnasium is imported (Space.__new__), but not the user's.
-    return any(isinstance(item, kinds) and not isinstance(item, Space) for item in objects)
+    kinds = (gymnasium.Env, gymnasium.vector.AutoresetMode)
+    return any(isinstance(item, kinds) or is_gymnasium_space(item) for item in objects)
 
 
 class Face(NamedTuple):

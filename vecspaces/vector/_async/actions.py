@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import batch_space
-from vecspaces.vector._arguments import CARRIED_FLOATS, actions_per_env, as_action_batch
+from vecspaces.vector._arguments import CARRIED_FLOATS, as_action_batch, split_action_batch
 from vecspaces.vector._async.action_dtypes import EVERY_ENV, ActionDtypes
 from vecspaces.vector._async.protocol import ActionLeaves
 from vecspaces.vector._async.shared import SharedStepMemory
@@ -70,7 +70,7 @@ class ActionWriter:
                 return {}
         space = self._batched_space(count)
         actions = as_action_batch(space, actions)
-        env_actions = actions_per_env(space, actions, count)
+        env_actions = split_action_batch(space, actions, count)
         if self.piped:
             # The fixed-size leaves go to shared memory; only the variable-size ones travel with the command.
             leaves = self.memory.write_actions(envs, env_actions, self.worker_of)

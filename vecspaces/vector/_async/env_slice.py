@@ -82,7 +82,7 @@ class EnvSlice:
         self.truncations = self.control.truncations[envs_slice]
         self.stepping = self.control.stepping[envs_slice]
         self.generation = self.control.generation
-        self.read_actions = _action_reader(memory.actions, envs_slice, action_dtypes)
+        self.read_actions = _action_reader(memory.actions, envs_slice, action_dtypes, self.read_action)
         self.info_writer = InfoWriter(self.control.info_layouts, self.control.info_values, env_indices)
         # One writer per observation buffer; the main process says which one a command writes.
         self.writers = observation_writers(memory.observations)
@@ -276,8 +276,13 @@ class _Permits:
         return run
 
 
-def _action_reader(actions: SharedBatch, envs: slice, dtypes: ActionDtypes) -> Callable[[], list[Any]]:
-    """A function returning the actions of the envs ``envs`` from shared memory, as values the envs may keep."""
+def _action_reader(
+    actions: SharedBatch, envs: slice, dtypes: ActionDtypes, read: Callable[[int], Any]
+) -> Callable[[], list[Any]]:
+    """A function returning the actions of the envs ``envs`` from shared memory, as values the envs may keep.
+
+    ``read`` reads one env's action (in the dtypes the caller gave), for an action space that is not one array.
+    """
     if is_single_array(actions.layout):
         batch = actions.batch_views[0][envs]
         if dtypes.paths:  # a float Box: each env's row in the float dtype the caller gave
@@ -285,7 +290,6 @@ def _action_reader(actions: SharedBatch, envs: slice, dtypes: ActionDtypes) -> C
         # One copy for the whole slice; iterating it gives numpy scalars (Discrete) or rows, as iterate() does.
         return lambda: list(batch.copy())
     indices = range(envs.start, envs.stop)
-    read = dtypes.read_env if dtypes.paths else actions.read_env
     # Copies, so an env that keeps its action keeps it unchanged.
     return lambda: [copied(read(i)) for i in indices]
 

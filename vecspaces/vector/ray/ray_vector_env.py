@@ -14,7 +14,13 @@ import numpy.typing as npt
 
 from vecspaces.error import InvalidValueError, NoAsyncCallError, message, show
 from vecspaces.spaces import Space
-from vecspaces.vector._arguments import actions_per_env, as_action_batch, env_factories, seeds_per_env, split_reset_mask
+from vecspaces.vector._arguments import (
+    as_action_batch,
+    env_factories,
+    seeds_per_env,
+    split_action_batch,
+    split_reset_mask,
+)
 from vecspaces.vector._async import interrupts, options
 from vecspaces.vector._async.gate import CallGate
 from vecspaces.vector._async.observations import take_envs
@@ -433,7 +439,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             space = self._batched_actions[count] = batch_space(self._spaces.single_action_space, count)
         batch = as_action_batch(space, actions)
         if not isinstance(batch, np.ndarray):
-            actions_per_env(space, batch, count)  # checks the batch size of every leaf
+            split_action_batch(space, batch, count)  # checks the batch size of every leaf
         return batch
 
 
