@@ -153,6 +153,55 @@ def test_async_vector_env_steps_with_array_likes(shared_memory: bool) -> None:
                 assert_same_value(action, expected, space_id)
 
 
+def iterated(single: Space[Any], batch: Any) -> Any:
+    """``batch`` with each per-env dimension given as a generator (a new one at every call)."""
+    if isinstance(single, Dict):
+        return {key: iterated(child, batch[key]) for key, child in single.spaces.items()}
+    if isinstance(single, Tuple):
+        return tuple(iterated(child, part) for child, part in zip(single.spaces, batch, strict=True))
+    return (value for value in (batch.tolist() if isinstance(batch, np.ndarray) else batch))
+
+
+@pytest.mark.parametrize("space_id", IDS)
+def test_generators_of_actions_split_like_lists(space_id: str) -> None:
+    single, batched, batch = sampled_batch(space_id)
+    expected = actions_per_env(batched, as_given(single, batch, "lists"), N)
+    assert_same_value(actions_per_env(batched, iterated(single, batch), N), expected)
+    if has_array_leaf(single):
+        assert_same_value(as_action_batch(batched, iterated(single, batch)), as_given(single, batch, "lists"))
+
+
+# Iterables numpy reads as one object rather than a batch; Gymnasium iterates them, one action per env.
+ONE_PASS = {
+    "generator": lambda actions: (action for action in actions),
+    "map": lambda actions: map(int, actions),
+    "iterator": iter,
+    "dict values": lambda actions: dict(enumerate(actions)).values(),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", list(ONE_PASS))
+def test_vector_envs_step_with_any_iterable_of_actions_as_gymnasium_does(kind: str) -> None:
+    gym = pytest.importorskip("gymnasium")
+    fns = [functools.partial(EchoEnv, "discrete_start3") for _ in range(N)]
+    actions = [3, 5, 4]  # Discrete(3, start=3)
+    received = []
+    for make_envs in (
+        gym.vector.SyncVectorEnv,
+        SyncVectorEnv,
+        functools.partial(AsyncVectorEnv, context=CONTEXT, num_workers=2, timeout=30),
+    ):
+        envs = make_envs(fns)  # Gymnasium's vector envs before 1.4 are no context managers
+        try:
+            envs.reset(seed=0)
+            envs.step(ONE_PASS[kind](actions))
+            received.append([int(env_actions[0]) for env_actions in envs.get_attr("received")])
+        finally:
+            envs.close()
+    assert received == [actions] * 3
+
+
 class TensorLike:
     """What a torch tensor shows numpy: ``__array__``, and 0-d tensors (not numbers) when iterated."""
 

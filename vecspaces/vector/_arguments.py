@@ -3,7 +3,8 @@
 Everything is checked before any sub-env is touched, so a bad call leaves the vector env as it was.
 
 A batch of actions may be any array-like that converts to the batched action space, as in Gymnasium: lists,
-tuples, numpy scalars, arrays of another dtype, and for a Dict or Tuple action space a dict or tuple of those.
+tuples, numpy scalars, arrays of another dtype, any other iterable of per-env actions (a generator, a map
+object, a dict view: Gymnasium iterates them), and for a Dict or Tuple action space a dict or tuple of those.
 :func:`as_action_batch` converts it once, before anything is sent, to arrays of the space's dtypes. The
 conversion refuses values the cast would change (a fraction or an out-of-range integer for an integer dtype,
 anything but 0 and 1 for bool; see ``_casting``), so a sub-env never receives a wrapped or truncated action;
@@ -242,7 +243,7 @@ def _convert(space: Space[Any], value: Any, path: str) -> Any:
             return _as_tuple(space, value, path)
         # A Tuple of per-env copies (Text, Sequence, Graph, OneOf, custom): the values are the per-env actions,
         # and a tuple of them is the batched space's own form.
-        if type(value) is list or (isinstance(value, np.ndarray) and value.ndim >= 1):
+        if type(value) is list or (isinstance(value, np.ndarray) and value.ndim >= 1) or _only_iterable(value):
             return tuple(value)
         return value
     return value  # a kind registered with a batch of its own: its iterate knows what to accept
@@ -254,6 +255,8 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
     assert shape is not None and dtype is not None  # every array space has both
     if _is_single_value(value):
         raise InvalidTypeError(_bad_leaf("actions is a single value, not a batch", space, value, path))
+    if _only_iterable(value):
+        value = list(value)  # numpy would make one object of it; Gymnasium iterates it, one action per env
     if isinstance(value, np.ndarray):
         if value.shape != shape:
             raise InvalidValueError(_bad_leaf("actions has the wrong shape", space, value, path))
@@ -294,6 +297,19 @@ def _carried(given: np.dtype[Any], dtype: np.dtype[Any]) -> bool:
 def _is_single_value(value: Any) -> bool:
     """Whether ``value`` is one number where a batch is due: a TypeError then, as from Gymnasium's ``iterate``."""
     return isinstance(value, (int, float, complex, np.generic)) or (isinstance(value, np.ndarray) and not value.ndim)
+
+
+def _only_iterable(value: Any) -> bool:
+    """Whether ``value`` can be iterated but neither indexed nor read as an array (a generator, a set, a dict view).
+
+    Example:
+        >>> _only_iterable(action for action in [0, 1]), _only_iterable([0, 1]), _only_iterable({0: 1}.values())
+        (True, False, True)
+    """
+    kind = type(value)
+    if kind is list or kind is tuple or hasattr(kind, "__getitem__"):
+        return False
+    return isinstance(value, Iterable) and not hasattr(value, "__array__") and not hasattr(value, "__array_interface__")
 
 
 def _as_dict(space: Dict, value: Any, path: str) -> dict[str, Any]:
