@@ -46,6 +46,8 @@ class ActionWriter:
         self._batched: dict[int, Any] = {}  # the batched action space of a subset of the envs, by its size
         self.dtypes = ActionDtypes(memory.actions, memory.control().action_dtypes)
         self.float_leaves = bool(self.dtypes.paths)
+        # The batch a step most often gets: one array of every env's actions, stored as it is.
+        self._exact_batch = None if self.view is None or self.float_leaves else (self.view.shape, self.view.dtype)
 
     def write(self, actions: Any, envs: Sequence[int]) -> dict[int, ActionLeaves]:
         """Put the actions of ``envs`` in shared memory; return per worker what must go with the command, if any.
@@ -57,7 +59,11 @@ class ActionWriter:
         """
         view = self.view
         count = len(envs)
-        rows = EVERY_ENV if type(envs) is range and count == self.num_envs else list(envs)
+        every_env = type(envs) is range and count == self.num_envs  # in order (pool mode's lists may not be)
+        if every_env and type(actions) is np.ndarray and (actions.shape, actions.dtype) == self._exact_batch:
+            view[...] = actions
+            return {}
+        rows = EVERY_ENV if every_env else list(envs)
         if view is not None:
             if type(actions) is not np.ndarray:  # a list, a tensor...: converted as a whole, as actions_per_env does
                 actions = as_action_batch(self._batched_space(count), actions)

@@ -125,6 +125,8 @@ class CallCycle:
 
     def infos(self, replies: dict[int, Reply]) -> dict[str, Any]:
         """The batched infos of the call just finished: those in shared memory and those in the replies."""
+        if not replies:  # the common case: every info is in shared memory, or there is none
+            return self.pool.info_reader.batch({})
         pickled = {index: info for reply in replies.values() for index, info in reply.infos.items()}
         return self.pool.info_reader.batch(pickled)
 

@@ -287,7 +287,9 @@ def _action_reader(
         batch = actions.batch_views[0][envs]
         if dtypes.paths:  # a float Box: each env's row in the float dtype the caller gave
             return dtypes.array_reader(batch, envs)
-        # One copy for the whole slice; iterating it gives numpy scalars (Discrete) or rows, as iterate() does.
+        if batch.ndim == 1:  # a Discrete's: iterating gives numpy scalars, copies already, as iterate() does
+            return lambda: list(batch)
+        # One copy for the whole slice; iterating it gives rows, as iterate() does.
         return lambda: list(batch.copy())
     indices = range(envs.start, envs.stop)
     # Copies, so an env that keeps its action keeps it unchanged.

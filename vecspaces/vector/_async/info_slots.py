@@ -114,7 +114,9 @@ class InfoWriter:
 
     def announcements(self) -> dict[int, Layout]:
         """The layouts used since the last call and never announced (to send with the reply)."""
-        announced, self.unannounced = self.unannounced, {}
+        announced = self.unannounced
+        if announced:  # most steps announce nothing: no new dict for them
+            self.unannounced = {}
         return announced
 
     @staticmethod
@@ -163,7 +165,9 @@ class InfoReader:
             {'lives': array([0, 3]), '_lives': array([False,  True])}
         """
         ids = self.layouts
-        if not self.known or not ids.any():  # no env has announced a layout yet: no row can hold an info
+        if not self.known:  # no env has announced a layout yet: no row can hold an info
+            return _batched(pickled, len(ids)) if pickled else {}
+        if not ids.any():
             return _batched(pickled, len(ids))
         present = ids != 0
         first = ids[present.argmax()]

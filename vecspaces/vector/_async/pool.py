@@ -95,6 +95,8 @@ class WorkerPool:
         self.restart_attempts = restart_attempts
         self.num_workers = len(slices)
         self.all_workers = range(self.num_workers)
+        # The flags of every worker after a command that none replied to (collect_quietly compares them at once).
+        self._all_quiet = bytes(self.num_workers), bytes([1] * self.num_workers)
         self.processes: list[Any] = [None] * self.num_workers
         self.pacing = Pacing(spin_seconds, self.control.blocking, auto_pinning, self.processes)
         self.connections: list[Any] = [None] * self.num_workers
@@ -289,7 +291,8 @@ class WorkerPool:
         control, inflight = self.control, self.inflight
         finished = control.finished
         # A count only wakes (a late one, see _pay_owed, could stand in for another's): the flags say who finished.
-        if any(control.has_reply[w] or not finished[w] for w in inflight.running):
+        # Every worker runs (dispatch_all), so all of them must have finished without a reply.
+        if (control.has_reply.tobytes(), finished.tobytes()) != self._all_quiet:
             inflight.owed = -len(inflight.running)  # their counts were taken before collect_all sees their flags
             # The wait is over (collect_all only reads the replies): learn from all of it, as for a quiet step.
             self.pacing.record(time.perf_counter() - started)
