@@ -237,7 +237,8 @@ def _convert(space: Space[Any], value: Any, path: str) -> Any:
     if isinstance(space, Dict):
         return _as_dict(space, value, path)
     if isinstance(space, _ARRAY_SPACES):
-        return _as_array(space, value, path)
+        # numpy would make one object of an iterator or a view; Gymnasium iterates it, one action per env.
+        return _as_array(space, list(value) if _only_iterable(value) else value, path)
     if isinstance(space, Tuple):
         if all(isinstance(child, (*_ARRAY_SPACES, Dict, Tuple)) for child in space.spaces):
             return _as_tuple(space, value, path)
@@ -255,8 +256,6 @@ def _as_array(space: Space[Any], value: Any, path: str) -> npt.NDArray[Any]:
     assert shape is not None and dtype is not None  # every array space has both
     if _is_single_value(value):
         raise InvalidTypeError(_bad_leaf("actions is a single value, not a batch", space, value, path))
-    if _only_iterable(value):
-        value = list(value)  # numpy would make one object of it; Gymnasium iterates it, one action per env
     if isinstance(value, np.ndarray):
         if value.shape != shape:
             raise InvalidValueError(_bad_leaf("actions has the wrong shape", space, value, path))

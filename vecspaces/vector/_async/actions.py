@@ -60,7 +60,8 @@ class ActionWriter:
         view = self.view
         count = len(envs)
         every_env = type(envs) is range and count == self.num_envs  # in order (pool mode's lists may not be)
-        if every_env and type(actions) is np.ndarray and (actions.shape, actions.dtype) == self._exact_batch:
+        exact = type(actions) is np.ndarray and (actions.shape, actions.dtype) == self._exact_batch
+        if every_env and exact and view is not None:
             view[...] = actions
             return {}
         rows = EVERY_ENV if every_env else list(envs)
