@@ -167,6 +167,9 @@ class InfoReader:
         ids = self.layouts
         if not self.known:  # no env has announced a layout yet: no row can hold an info
             return _batched(pickled, len(ids)) if pickled else {}
+        if not pickled and ids[0] and ids.tobytes() == ids[:1].tobytes() * len(ids):
+            # The usual case, tested cheaper than numpy's reductions do: every env's info has the same layout.
+            return self._batch_one_layout(self.known[int(ids[0])], None)
         if not ids.any():
             return _batched(pickled, len(ids))
         present = ids != 0
@@ -189,16 +192,20 @@ class InfoReader:
             info[column.key] = column.as_value(floats[slot] if column.is_float else ints[slot])
         return info
 
-    def _batch_one_layout(self, columns: tuple[_Column, ...], present: npt.NDArray[np.bool_]) -> dict[str, Any]:
-        """Every env with an info has this layout: each key's column, zero where absent, and its mask."""
+    def _batch_one_layout(self, columns: tuple[_Column, ...], present: npt.NDArray[np.bool_] | None) -> dict[str, Any]:
+        """Every env with an info has this layout: each key's column, zero where absent, and its mask.
+
+        ``present`` says which envs have an info; None: all of them.
+        """
         infos: dict[str, Any] = {}
-        everywhere = bool(present.all())
+        everywhere = present is None or bool(present.all())
+        mask = np.ones(len(self.layouts), np.bool_) if present is None else present
         for slot, column in enumerate(columns):
             values = (self.floats if column.is_float else self.ints)[:, slot].astype(column.dtype)
             if not everywhere:
-                values[~present] = 0
+                values[~mask] = 0
             infos[column.key] = values
-            infos["_" + column.key] = present.copy()
+            infos["_" + column.key] = mask.copy()
         return infos
 
 
