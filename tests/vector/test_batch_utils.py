@@ -13,6 +13,7 @@ import pytest
 
 from tests.catalog import IDS, make
 from tests.helpers import Opaque
+from vecspaces import spaces as vecspaces_spaces
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError
 from vecspaces.spaces import Box, Dict, Discrete, MultiBinary, MultiDiscrete, Space, Text, Tuple
 from vecspaces.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
@@ -584,3 +585,24 @@ def test_copies_are_seeded_from_a_copy_of_the_space_generator_in_0_to_2_63(space
         twin.seed(int(seed))
         assert copy.np_random.bit_generator.state == twin.np_random.bit_generator.state
     assert any(int(seed) >= 10**8 for seed in seeds)  # not Gymnasium's [0, 1e8): see vecspaces._ops.batch
+
+
+ITERABLE_BATCHES: dict[str, tuple[Callable[[Any], Space[Any]], Callable[[], Any]]] = {
+    "Discrete, a list": (lambda spaces: spaces.Discrete(3), lambda: [2, 0]),
+    "Discrete, a tuple": (lambda spaces: spaces.Discrete(3), lambda: (2, 0)),
+    "Discrete, a generator": (lambda spaces: spaces.Discrete(3), lambda: (action for action in [2, 0])),
+    "MultiDiscrete, a list": (lambda spaces: spaces.MultiDiscrete([2, 3]), lambda: [[1, 2], [0, 0]]),
+    "MultiDiscrete, a generator": (lambda spaces: spaces.MultiDiscrete([2, 3]), lambda: iter([[1, 2], [0, 0]])),
+    "MultiBinary, a list": (lambda spaces: spaces.MultiBinary(2), lambda: [[1, 0], [0, 1]]),
+}
+
+
+@pytest.mark.parametrize("name", list(ITERABLE_BATCHES))
+def test_iterate_takes_any_iterable_of_values_as_gymnasium_does(name: str) -> None:
+    gymnasium = pytest.importorskip("gymnasium")
+    make_space, batch = ITERABLE_BATCHES[name]
+    ours = list(iterate(batch_space(make_space(vecspaces_spaces), 2), batch()))
+    theirs = list(
+        gymnasium.vector.utils.iterate(gymnasium.vector.utils.batch_space(make_space(gymnasium.spaces), 2), batch())
+    )
+    assert ours == theirs == list(batch())

@@ -55,13 +55,22 @@ def iterate_rows(space: Space[Any], items: Any) -> Iterator[Any]:
     """Iterate over the rows of a batch held in one array (the batch of a MultiBinary or MultiDiscrete).
 
     The batch of a Discrete is a MultiDiscrete, so its rows are numpy scalars; Gymnasium also accepts the
-    MultiBinary itself here, whose batch is a Box.
+    MultiBinary itself here, whose batch is a Box. Like Gymnasium, any other iterable (a list of actions, a
+    generator) is iterated as it is.
+
+    Example:
+        >>> from vecspaces.spaces import MultiDiscrete
+        >>> list(iterate_rows(MultiDiscrete([3, 3]), [2, 0]))
+        [2, 0]
     """
-    if not isinstance(items, np.ndarray) or items.ndim == 0:
-        raise InvalidTypeError(
-            message(f"iterate over {space!r} needs a batch", expected="an array with a batch axis", got=show(items))
-        )
-    return iter(items)
+    if not (isinstance(items, np.ndarray) and items.ndim == 0):
+        try:
+            return iter(items)
+        except TypeError:
+            pass
+    raise InvalidTypeError(
+        message(f"iterate over {space!r} needs a batch", expected="an array with a batch axis", got=show(items))
+    )
 
 
 def _prepare_checked(space: Space[Any], items: Sequence[Any], out: Any) -> Callable[[], npt.NDArray[Any]]:
