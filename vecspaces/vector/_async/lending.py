@@ -107,10 +107,12 @@ class ObservationLender:
             variable: the batched values of the variable-size leaves, which the buffer does not hold.
         """
         batch = self.batches[self.current]
+        plan = self._plans[self.current]
+        if plan.all_lent is not None:  # the usual batch: nothing to read, copy or decode
+            return batch.assemble(plan.all_lent)
         leaves = batch.read_leaves(variable)
         if not self.copy:
             return batch.assemble(leaves)
-        plan = self._plans[self.current]
         for position, array in plan.lent:
             leaves[position] = array
         for position, view in plan.copied:
@@ -143,6 +145,9 @@ class _Plan:
                 self.copied.append((position, view))
         arrays = {position for position, _ in batch.array_leaves}
         self.others = [position for position in range(len(batch.read_leaves())) if position not in arrays]
+        # When every leaf is lent (a Box, a Dict or Tuple of arrays): the leaves of every batch, in order.
+        in_order = sorted(self.lent, key=lambda lent: lent[0])
+        self.all_lent = tuple(array for _, array in in_order) if lend and not self.others else None
         self._lent_arrays = tuple(array for _, array in self.lent)
         self._unused = self._reference_total()
 

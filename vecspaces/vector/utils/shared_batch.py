@@ -93,7 +93,7 @@ class BatchLayout(Protocol):
     fixed_leaves: tuple[FixedLeaf, ...]
     variable_nodes: tuple[int, ...]
     prepare: Callable[[Any], tuple[Arrays, list[Any]]]
-    assemble: Callable[[list[Any]], Any]
+    assemble: Callable[[Sequence[Any]], Any]
 
     def nodes_of(self, space: Space[Any]) -> list[LayoutNode]:
         """The layout nodes of ``space`` as this layout computes them."""
@@ -305,7 +305,7 @@ class SharedBatch:
                 )
             )
 
-    def assemble(self, leaves: list[Any]) -> Any:
+    def assemble(self, leaves: Sequence[Any]) -> Any:
         """Put the entries of :meth:`read_leaves` (possibly replaced) into the structure of the batched space."""
         return self.layout.assemble(leaves)
 

@@ -35,7 +35,7 @@ import multiprocessing
 import multiprocessing.heap
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -380,19 +380,23 @@ def _make_prepare(
     return prepare
 
 
-def _make_assembler(nodes: tuple[LayoutNode, ...]) -> Callable[[list[Any]], Any]:
+def _make_assembler(nodes: tuple[LayoutNode, ...]) -> Callable[[Sequence[Any]], Any]:
     """Build the function that puts leaf values (in pre-order) back into the space's structure."""
     leaf_count = 0
 
-    def build(index: int) -> tuple[Callable[[list[Any]], Any], int]:
+    def build(index: int) -> tuple[Callable[[Sequence[Any]], Any], int]:
         nonlocal leaf_count
         node = nodes[index]
         index += 1
         if isinstance(node, DictNode):
+            first_leaf = leaf_count
             children = []
             for key in node.keys:
                 child, index = build(index)
                 children.append((key, child))
+            if all(isinstance(child, itemgetter) for _, child in children):  # a Dict of leaves: one slice of them
+                keys, last_leaf = tuple(node.keys), leaf_count
+                return (lambda leaves: dict(zip(keys, leaves[first_leaf:last_leaf], strict=True))), index
             return (lambda leaves: {key: child(leaves) for key, child in children}), index
         if isinstance(node, TupleNode):
             items = []
