@@ -294,3 +294,20 @@ def test_sends_of_subsets_batch_the_action_space_once_per_size(monkeypatch: pyte
             envs.send([1] * len(env_ids), list(env_ids))  # a list: converted through the batched space
         envs.recv()
     assert sorted(set(made)) == sorted(made) and made  # one per size asked for
+
+
+def test_a_sync_vector_env_stepping_subsets_batches_the_action_space_once_per_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What a Ray agent does in pool mode: SyncVectorEnv._step_selected, with actions as lists.
+    from vecspaces.vector import SyncVectorEnv, sync_vector_env
+
+    made: list[int] = []
+    monkeypatch.setattr(sync_vector_env, "batch_space", lambda space, n: made.append(n) or batch_space(space, n))
+    envs = SyncVectorEnv([functools.partial(CountdownEnv, 100)] * 4)
+    envs.reset(seed=0)
+    for env_ids in [[0, 1], [2, 3], [1], [0, 1, 2], [3, 0]] * 4:
+        _, rewards, *_ = envs._step_selected([1] * len(env_ids), env_ids)
+        np.testing.assert_array_equal(rewards, [1.0] * len(env_ids))
+    envs.close()
+    assert sorted(made) == [1, 2, 3]

@@ -72,6 +72,8 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._show_spaces(spaces, face)
 
         self._env_obs: list[Any] = [None] * self.num_envs
+        # The batched action space of a subset of the envs, by its size (see _step_selected).
+        self._subset_action_spaces: dict[int, Any] = {}
         self._observations = create_empty_array(spaces.single_observation_space, self.num_envs, np.zeros)
         self._rewards = np.zeros(self.num_envs, dtype=np.float64)
         self._terminations = np.zeros(self.num_envs, dtype=np.bool_)
@@ -128,13 +130,16 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
         What a Ray agent that steps its envs itself does in pool mode (see ``vecspaces.vector.ray``).
         """
-        single = self._spaces.single_action_space
-        env_actions = actions_per_env(batch_space(single, len(env_ids)), actions, len(env_ids))
-        infos = self._step_envs(env_ids, env_actions, len(env_ids))
+        count = len(env_ids)
+        space = self._subset_action_spaces.get(count)
+        if space is None:  # batch_space of a Dict costs ~0.1 ms: once per size, not at every call
+            space = self._subset_action_spaces[count] = batch_space(self._spaces.single_action_space, count)
+        env_actions = actions_per_env(space, actions, count)
+        infos = self._step_envs(env_ids, env_actions, count)
         observations = concatenate(
             self._spaces.single_observation_space,
             [self._env_obs[i] for i in env_ids],
-            create_empty_array(self._spaces.single_observation_space, len(env_ids)),
+            create_empty_array(self._spaces.single_observation_space, count),
         )
         return observations, self._rewards[env_ids], self._terminations[env_ids], self._truncations[env_ids], infos
 
