@@ -69,7 +69,11 @@ def iterate_rows(space: Space[Any], items: Any) -> Iterator[Any]:
         except TypeError:
             pass
     raise InvalidTypeError(
-        message(f"iterate over {space!r} needs a batch", expected="an array with a batch axis", got=show(items))
+        message(
+            f"iterate over {space!r} needs a batch",
+            expected="an array with a batch axis or an iterable of values",
+            got=show(items),
+        )
     )
 
 
