@@ -60,10 +60,12 @@ def test_a_bad_reward_or_flag_is_refused_naming_the_env(backend: str, values: tu
         (np.float32(0.5), np.bool_(True), False),
         (np.int64(2), False, np.bool_(False)),
         (np.array(0.5), np.array(True), np.array([False])),
+        (np.array([0.5]), np.array([[True]]), False),  # numpy 2 refuses to store these in one slot as they are
+        (np.array([[2]], np.int32), False, np.array([True])),
         (True, False, False),
         (np.uint8(3), np.bool_(False), True),
     ],
-    ids=["float32", "int64", "size1_arrays", "bool_reward", "uint8"],
+    ids=["float32", "int64", "size1_arrays", "shape1_arrays", "shape11_int_reward", "bool_reward", "uint8"],
 )
 def test_real_rewards_and_bool_flags_of_any_numpy_kind_pass(backend: str, values: tuple[Any, ...]) -> None:
     envs = vector_env(backend, [functools.partial(ValuesEnv, *values)] * 2)

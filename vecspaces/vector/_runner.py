@@ -56,6 +56,17 @@ _PLAIN_REWARDS = frozenset((float, int, bool, np.float64, np.float32, np.int64, 
 _PLAIN_FLAGS = frozenset((bool, np.bool_))
 
 
+def _one_value(value: Any) -> Any:
+    """A size-1 array as the numpy scalar it holds (numpy 2 will not store an array of shape (1,) in one slot).
+
+    Example:
+        >>> value = _one_value(np.array([[1.5]]))
+        >>> value, type(value).__name__, _one_value(2)
+        (1.5, 'float64', 2)
+    """
+    return value.reshape(())[()] if isinstance(value, np.ndarray) else value
+
+
 def check_step(reward: Any, terminated: Any, truncated: Any, index: int) -> None:
     """Raise unless ``reward`` is a real number and the flags are bools (numpy's, or size-1 arrays, too).
 
@@ -204,6 +215,8 @@ class EnvRunner:
             or type(truncated) not in _PLAIN_FLAGS
         ):
             check_step(reward, terminated, truncated, self.index)
+            reward, terminated, truncated = _one_value(reward), _one_value(terminated), _one_value(truncated)
+            result = obs, reward, terminated, truncated, info
         if not (terminated or truncated):
             return result  # episode_ended is False here: every mode handled an ended episode above
         self.episode_ended = True
