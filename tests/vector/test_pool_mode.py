@@ -282,11 +282,11 @@ def test_send_to_every_env_in_another_order_gives_each_env_its_own_action() -> N
 def test_sends_of_subsets_batch_the_action_space_once_per_size(monkeypatch: pytest.MonkeyPatch) -> None:
     # batch_space of a Dict costs ~0.1 ms: made at every send of a subset, it cut pool mode with list actions to
     # a third of its speed.
-    from vecspaces.vector._async import actions
+    from vecspaces.vector import _spaces
 
     made: list[int] = []
-    monkeypatch.setattr(actions, "batch_space", lambda space, n: made.append(n) or batch_space(space, n))
     with counting_pool(batch_size=2) as envs:
+        monkeypatch.setattr(_spaces, "batch_space", lambda space, n: made.append(n) or batch_space(space, n))
         envs.reset(seed=0)
         envs.send([1] * 6, list(range(6)))
         for _ in range(20):
@@ -300,11 +300,11 @@ def test_a_sync_vector_env_stepping_subsets_batches_the_action_space_once_per_si
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # What a Ray agent does in pool mode: SyncVectorEnv._step_selected, with actions as lists.
-    from vecspaces.vector import SyncVectorEnv, sync_vector_env
+    from vecspaces.vector import SyncVectorEnv, _spaces
 
     made: list[int] = []
-    monkeypatch.setattr(sync_vector_env, "batch_space", lambda space, n: made.append(n) or batch_space(space, n))
     envs = SyncVectorEnv([functools.partial(CountdownEnv, 100)] * 4)
+    monkeypatch.setattr(_spaces, "batch_space", lambda space, n: made.append(n) or batch_space(space, n))
     envs.reset(seed=0)
     for env_ids in [[0, 1], [2, 3], [1], [0, 1, 2], [3, 0]] * 4:
         _, rewards, *_ = envs._step_selected([1] * len(env_ids), env_ids)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.batch import batch_space, concatenate, create_empty_array
+from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.error import InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async.protocol import add_note
@@ -72,8 +72,6 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._show_spaces(spaces, face)
 
         self._env_obs: list[Any] = [None] * self.num_envs
-        # The batched action space of a subset of the envs, by its size (see _step_selected).
-        self._subset_action_spaces: dict[int, Any] = {}
         self._observations = create_empty_array(spaces.single_observation_space, self.num_envs, np.zeros)
         self._rewards = np.zeros(self.num_envs, dtype=np.float64)
         self._terminations = np.zeros(self.num_envs, dtype=np.bool_)
@@ -131,10 +129,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         What a Ray agent that steps its envs itself does in pool mode (see ``vecspaces.vector.ray``).
         """
         count = len(env_ids)
-        space = self._subset_action_spaces.get(count)
-        if space is None:  # batch_space of a Dict costs ~0.1 ms: once per size, not at every call
-            space = self._subset_action_spaces[count] = batch_space(self._spaces.single_action_space, count)
-        env_actions = actions_per_env(space, actions, count)
+        env_actions = actions_per_env(self._spaces.batched_action_space(count), actions, count)
         infos = self._step_envs(env_ids, env_actions, count)
         observations = concatenate(
             self._spaces.single_observation_space,

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vecspaces._ops.batch import batch_space
 from vecspaces.vector._arguments import CARRIED_FLOATS, as_action_batch, split_action_batch
 from vecspaces.vector._async.action_dtypes import EVERY_ENV, ActionDtypes
 from vecspaces.vector._async.protocol import ActionLeaves
@@ -43,11 +42,8 @@ class ActionWriter:
         self.piped = bool(layout.variable_leaves)
         self.view: npt.NDArray[Any] | None = memory.actions.batch_views[0] if is_single_array(layout) else None
         self.dtype: Any = spaces.action_space.dtype  # the dtype of a one-array space's actions
-        self._batched: dict[int, Any] = {}  # the batched action space of a subset of the envs, by its size
         self.dtypes = ActionDtypes(memory.actions, memory.control().action_dtypes)
         self.float_leaves = bool(self.dtypes.paths)
-        # The batch a step most often gets: one array of every env's actions, stored as it is.
-        self._exact_batch = None if self.view is None or self.float_leaves else (self.view.shape, self.view.dtype)
 
     def write(self, actions: Any, envs: Sequence[int]) -> dict[int, ActionLeaves]:
         """Put the actions of ``envs`` in shared memory; return per worker what must go with the command, if any.
@@ -59,15 +55,11 @@ class ActionWriter:
         """
         view = self.view
         count = len(envs)
-        every_env = type(envs) is range and count == self.num_envs  # in order (pool mode's lists may not be)
-        exact = type(actions) is np.ndarray and (actions.shape, actions.dtype) == self._exact_batch
-        if every_env and exact and view is not None:
-            view[...] = actions
-            return {}
-        rows = EVERY_ENV if every_env else list(envs)
+        # Every env, in order (pool mode's lists of envs may not be in order).
+        rows = EVERY_ENV if type(envs) is range and count == self.num_envs else list(envs)
         if view is not None:
             if type(actions) is not np.ndarray:  # a list, a tensor...: converted as a whole, as actions_per_env does
-                actions = as_action_batch(self._batched_space(count), actions)
+                actions = as_action_batch(self.spaces.batched_action_space(count), actions)
             if type(actions) is np.ndarray and actions.shape == (count, *view.shape[1:]):
                 if actions.dtype != view.dtype and not (self.float_leaves and actions.dtype in CARRIED_FLOATS):
                     actions = cast_exactly(actions, self.dtype, "actions")
@@ -75,7 +67,7 @@ class ActionWriter:
                 if self.float_leaves:
                     self.dtypes.record_array(actions.dtype, rows)
                 return {}
-        space = self._batched_space(count)
+        space = self.spaces.batched_action_space(count)
         actions = as_action_batch(space, actions)
         env_actions = split_action_batch(space, actions, count)
         if self.piped:
@@ -88,13 +80,3 @@ class ActionWriter:
         if self.float_leaves:
             self.dtypes.record(actions, rows)
         return leaves
-
-    def _batched_space(self, count: int) -> Any:
-        # Kept per count: batch_space of a Dict costs ~0.1 ms, which pool mode would pay at every send of
-        # a subset of the envs (its count is most often the batch size, step after step).
-        if count == self.num_envs:
-            return self.spaces.action_space
-        batched = self._batched.get(count)
-        if batched is None:
-            batched = self._batched[count] = batch_space(self.spaces.single_action_space, count)
-        return batched

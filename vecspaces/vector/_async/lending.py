@@ -145,10 +145,9 @@ class _Plan:
                 self.copied.append((position, view))
         arrays = {position for position, _ in batch.array_leaves}
         self.others = [position for position in range(len(batch.read_leaves())) if position not in arrays]
-        # When every leaf is lent (a Box, a Dict or Tuple of arrays): the leaves of every batch, in order.
-        in_order = sorted(self.lent, key=lambda lent: lent[0])
-        self.all_lent = tuple(array for _, array in in_order) if lend and not self.others else None
-        self._lent_arrays = tuple(array for _, array in self.lent)
+        self._lent_arrays = tuple(array for _, array in self.lent)  # in the order of the leaves (array_leaves')
+        # When every leaf is lent (a Box, a Dict or Tuple of arrays): the leaves of every batch, as they are.
+        self.all_lent = self._lent_arrays if lend and not self.others else None
         self._unused = self._reference_total()
 
     def is_free(self) -> bool:

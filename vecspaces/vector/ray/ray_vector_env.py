@@ -13,7 +13,6 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces.error import InvalidValueError, NoAsyncCallError, message, show
-from vecspaces.spaces import Space
 from vecspaces.vector._arguments import (
     as_action_batch,
     env_factories,
@@ -39,7 +38,6 @@ from vecspaces.vector.ray.placement import plan_agents
 from vecspaces.vector.ray.pool_mode import PoolMode
 from vecspaces.vector.ray.protocol import AgentCommand, Answer, PlainStep
 from vecspaces.vector.ray.restarts import OwedRows
-from vecspaces.vector.utils import batch_space
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
 __all__ = ["RayVectorEnv"]
@@ -190,7 +188,6 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         )
         self._spaces = spaces
         self._show_spaces(spaces, arguments_face | first.face)
-        self._batched_actions: dict[int, Space[Any]] = {self.num_envs: spaces.action_space}
         self._owed = OwedRows(spaces.single_observation_space, autoreset_mode_of(self.autoreset_mode))
         self._pool_mode = PoolMode(self._crew, self._owed, self.num_envs, self.batch_size)
         self._gate.pool_mode = self._pool_mode
@@ -434,9 +431,7 @@ class RayVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def _action_batch(self, actions: Any, count: int) -> Any:
         """``actions`` as a checked batch of ``count`` actions (any array-like that converts exactly)."""
-        space = self._batched_actions.get(count)
-        if space is None:
-            space = self._batched_actions[count] = batch_space(self._spaces.single_action_space, count)
+        space = self._spaces.batched_action_space(count)
         batch = as_action_batch(space, actions)
         if not isinstance(batch, np.ndarray):
             split_action_batch(space, batch, count)  # checks the batch size of every leaf
