@@ -21,7 +21,7 @@ from vecspaces.error import (
 )
 from vecspaces.spaces import Space
 from vecspaces.vector._arguments import env_factories, seeds_per_env, split_reset_mask
-from vecspaces.vector._async import interrupts, options
+from vecspaces.vector._async import forks, interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
 from vecspaces.vector._async.observations import SharedObservations, observation_path
@@ -177,6 +177,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self._gate = CallGate(self._calls, self._pool)
         self._finalizer = weakref.finalize(self, _release, self._pool.processes)
         interrupts.watch()
+        forks.track(self)
         self.closed = False
         try:
             self._prepare_batches(observation_mode, started.descriptions)
@@ -413,6 +414,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Diagnostics per worker: its pid, env indices, whether it is alive and its resident memory in bytes."""
+        self._gate.check_not_inherited("worker_info")
         return self._pool.worker_info()
 
     def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
@@ -424,6 +426,9 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             **kwargs: accepted for compatibility with other vector envs; unused.
         """
         self._gate.close()
+        if self._gate.inherited:
+            interrupts.unwatch()
+            return  # the workers, the shared memory and the main process's envs are the parent's
         try:
             with DEFERRAL:
                 self._pool.close(1.0 if timeout is None else timeout, terminate)
@@ -435,6 +440,12 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             interrupts.unwatch()
         if self._local is not None:
             self._local.close()
+
+    def _disown(self) -> None:
+        """In a child forked from the env's process: refuse every call, leave the parent's workers alone."""
+        self._gate.inherit()
+        self._finalizer.detach()
+        forks.forget_children(self._pool.processes)
 
     # -- pool mode -----------------------------------------------------------------------------------------
 

@@ -40,9 +40,9 @@ them; ``shared`` lays out the shared memory; ``pool`` starts, commands, waits fo
 processes (``worker`` is their side, ``env_slice`` steps a slice of envs there or in the main process,
 ``writers`` write its observations into shared memory; ``processes`` tells how one ended and stops them), with
 what each worker is doing in ``inflight``;
-``gate`` decides which call may run now; ``interrupts`` holds signals back while the main process's
-bookkeeping and the workers disagree; ``calls`` runs the Gymnasium-style call in progress; ``actions`` writes a
-batch of actions;
+``gate`` decides which call may run now (``forks`` disowns the pools a forked child inherits); ``interrupts``
+holds signals back while the main process's bookkeeping and the workers disagree; ``calls`` runs the
+Gymnasium-style call in progress; ``actions`` writes a batch of actions;
 ``observations`` reads the batch of observations and owns ``copy`` (``lending`` lends spare buffers, ``copies``
 copies); ``info_slots`` carries infos of plain numbers in shared memory; ``pool_mode`` holds the state of
 ``send``/``recv``; ``waiting`` polls or blocks; ``affinity`` pins the workers while that pays; ``busy_threads``

@@ -12,6 +12,7 @@ never got its results, so the next call collects and drops it, while ``*_wait`` 
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
@@ -95,6 +96,12 @@ class CallGate:
         self.pool = pool
         self.owner = owner
         self.closed = False
+        self.owner_pid = os.getpid()
+        self.inherited = False  # a copy in a child forked from the env's process (see ``forks``)
+
+    def inherit(self) -> None:
+        """This is the copy of a child forked from the env's process: no call may run here (see ``forks``)."""
+        self.inherited = self.closed = True
 
     def can_start(self) -> bool:
         """Whether a Gymnasium-style call may start right now (nothing to collect first)."""
@@ -125,11 +132,21 @@ class CallGate:
             self.calls.abandoned = True
 
     def check_usable(self, call: str) -> None:
-        """Raise if the env is closed or its pool broken."""
+        """Raise if the env is closed, its pool broken, or this process a forked child of the env's."""
+        self.check_not_inherited(call)
         if self.closed:
             raise ClosedEnvironmentError(f"{call} was called on a closed {self.owner}; create a new one")
         if self.pool.broken is not None:
             raise WorkerDiedError(self.pool.broken)
+
+    def check_not_inherited(self, call: str) -> None:
+        """Raise if this process is a child forked from the env's: the workers are the parent's."""
+        if self.inherited:
+            raise ClosedEnvironmentError(
+                f"{call} was called in process {os.getpid()} on a copy of an {self.owner} that it inherited by "
+                f"fork() from process {self.owner_pid}: the workers belong to that process; create a new "
+                f"{self.owner} in this one"
+            )
 
     def check_can_start(self, call: str, timeout: float | None) -> None:
         """Raise the error that says why ``call`` may not start now; an abandoned call is collected first.
