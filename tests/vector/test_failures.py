@@ -408,6 +408,25 @@ def test_interpreter_exit_without_close_leaves_no_worker(context: str) -> None:
     assert_gone(pids)
 
 
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_script_without_a_main_guard_is_told_to_add_one(method: str, tmp_path: Any) -> None:
+    # A spawned worker imports the script anew, which creates the vector env again there, before the worker's
+    # own code runs: multiprocessing refuses, and the worker can only exit with code 1.
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from vecspaces.envs import TinyEnv\n"
+        "from vecspaces.vector import AsyncVectorEnv\n"
+        f"envs = AsyncVectorEnv([TinyEnv] * 2, num_workers=1, context={method!r})\n"
+        "envs.close()\n"
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=50)
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith("vecspaces.error.WorkerDiedError: worker 0"), result.stderr
+    assert f"a {method!r} worker first imports the main module" in error
+    assert "create it under `if __name__ == '__main__':`" in error
+    assert "close() it" not in error  # the constructor raised: there is no pool to close
+
+
 @pytest.mark.timeout(300)
 def test_repeated_create_step_close_does_not_leak(context: str) -> None:
     # A leak of one fd or child per cycle shows in a few cycles; spawn and forkserver start workers far more

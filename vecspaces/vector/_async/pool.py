@@ -167,7 +167,7 @@ class WorkerPool:
             if interruptible:
                 checkpoint()
             if not process.is_alive():
-                raise WorkerDiedError(self.death_message(w, "construction") + BROKEN)
+                raise self._startup_death(w)
             if time.monotonic() > deadline:
                 raise WaitTimeoutError(
                     message(
@@ -181,7 +181,21 @@ class WorkerPool:
             return connection.recv()
         except EOFError:
             process.join(1.0)
-            raise WorkerDiedError(self.death_message(w, "construction") + BROKEN) from None
+            raise self._startup_death(w) from None
+
+    def _startup_death(self, w: int) -> WorkerDiedError:
+        """The error of worker ``w``, which died before reporting on its envs."""
+        failure = self.death_message(w, "construction")
+        method = self.ctx.get_start_method()
+        if self.processes[w].exitcode == 1 and method != "fork":
+            # An exception outside the worker's own code, which reports its errors: a worker that is not forked
+            # first imports the main module, running its top level again (where it may not start processes).
+            failure += (
+                f", before reporting on its envs: a {method!r} worker first imports the main module, and that "
+                f"failed (its traceback is printed above); if your script creates the vector env at its top level, "
+                f"create it under `if __name__ == '__main__':`"
+            )
+        return WorkerDiedError(failure)
 
     def death_message(self, w: int, activity: str) -> str:
         """Describe how worker ``w`` ended, for a :class:`WorkerDiedError`."""
