@@ -9,12 +9,13 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
 
 from vecspaces.error import (
+    InvalidTypeError,
     InvalidValueError,
     message,
     show,
@@ -440,6 +441,17 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             interrupts.unwatch()
         if self._local is not None:
             self._local.close()
+
+    def __getstate__(self) -> NoReturn:
+        # A copy would share the workers, and its close() or garbage collection would stop them under the original.
+        raise InvalidTypeError(
+            message(
+                f"an {type(self).__name__} cannot be pickled or copied",
+                expected="the vector env used where it was made: its workers and shared memory belong to it",
+                got="pickle, copy.copy or copy.deepcopy of it",
+                fix="pickle or copy its env_fns and build a new vector env from them",
+            )
+        )
 
     def _disown(self) -> None:
         """In a child forked from the env's process: refuse every call, leave the parent's workers alone."""

@@ -1,18 +1,26 @@
-"""A child forked from the main process leaves the parent's AsyncVectorEnv working, whatever it does with its copy.
+"""Copies of an AsyncVectorEnv never stop its workers: a forked child's copy is disowned, other copies are refused.
 
-Each case runs in a fresh interpreter: the child must end as programs end (atexit handlers, finalizers, ``__del__``
-at shutdown), which a test process cannot do to itself. The parent then steps the pool and checks that every
-worker is alive and the observations are those of a SyncVectorEnv given the same seeds and actions.
+Each fork case runs in a fresh interpreter: the child must end as programs end (atexit handlers, finalizers,
+``__del__`` at shutdown), which a test process cannot do to itself. The parent then steps the pool and checks that
+every worker is alive and the observations are those of a SyncVectorEnv given the same seeds and actions.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
+import numpy as np
 import pytest
+
+from vecspaces.envs import TinyEnv
+from vecspaces.error import InvalidTypeError
+from vecspaces.vector import AsyncVectorEnv
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -101,3 +109,14 @@ def test_a_forked_child_cannot_use_the_parents_env(call: str) -> None:
     assert "child exit status 0" in output
     assert "workers alive True" in output
     assert "same observations True" in output
+
+
+@pytest.mark.parametrize("make_copy", [pickle.dumps, copy.copy, copy.deepcopy], ids=["pickle", "copy", "deepcopy"])
+def test_pickling_or_copying_the_pool_is_refused_and_leaves_it_working(make_copy: Any) -> None:
+    # A shallow copy shared the workers: once garbage collected, its __del__ closed the original's pool.
+    with AsyncVectorEnv([TinyEnv] * 2, num_workers=1) as envs:
+        envs.reset(seed=0)
+        with pytest.raises(InvalidTypeError, match=r"cannot be pickled or copied.*build a new vector env") as caught:
+            make_copy(envs)
+        assert isinstance(caught.value, TypeError)
+        assert envs.step(np.array([0, 1]))[1].tolist() == [1.0, 1.0]
