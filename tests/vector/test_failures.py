@@ -37,7 +37,7 @@ from vecspaces.error import (
     WorkerDiedError,
 )
 from vecspaces.spaces import Box, Discrete
-from vecspaces.vector import AsyncVectorEnv
+from vecspaces.vector import AsyncVectorEnv, SyncVectorEnv
 from vecspaces.vector._async import pool as pool_module
 from vecspaces.vector._async import worker as worker_module
 from vecspaces.vector._async.protocol import Command, RemoteTraceback
@@ -183,6 +183,17 @@ def test_dict_observation_not_matching_the_space_names_env_path_expected_and_got
         assert any("env 2" in note for note in caught.value.__notes__)
         obs, _ = envs.reset(seed=0)  # the worker survived
         assert obs["camera"].shape == (3, 4, 4)
+
+
+@pytest.mark.parametrize("fault", ["missing_key", "bad_leaf_shape", "bad_leaf_dtype"])
+def test_sync_observation_not_matching_the_space_is_named_with_its_env(fault: str) -> None:
+    fns = [DictFaultyEnv, DictFaultyEnv, functools.partial(DictFaultyEnv, fault)]
+    with SyncVectorEnv(fns) as envs:
+        envs.reset(seed=0)
+        with pytest.raises((TypeError, ValueError), match=r"items\[2\]") as caught:
+            envs.step(np.array([0, 0, 0]))
+        assert "items[k] is env k's observation" in caught.value.__notes__[-1]
+        assert "returned from step" in caught.value.__notes__[-1]
 
 
 @pytest.mark.parametrize("restart", [False, True])

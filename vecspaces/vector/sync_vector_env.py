@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vecspaces._ops.batch import concatenate, create_empty_array
-from vecspaces.error import InvalidValueError, message, show
+from vecspaces.error import Error, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async.protocol import add_note
 from vecspaces.vector._gymnasium_facing import face_of_arguments
@@ -99,7 +99,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                     self._env_obs[index], info = runner.reset(seed=seeds[index], options=options)
                 self._terminations[index] = self._truncations[index] = False
                 add_info(infos, info, index, self.num_envs)
-        self._observations = concatenate(self._spaces.single_observation_space, self._env_obs, self._observations)
+        self._observations = self._batch_observations(None, self._observations, "reset")
         return (deepcopy(self._observations) if self.copy else self._observations), infos
 
     def step(
@@ -112,7 +112,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """
         env_actions = actions_per_env(self._spaces.action_space, actions, self.num_envs)
         infos = self._step_envs(range(self.num_envs), env_actions, self.num_envs)
-        self._observations = concatenate(self._spaces.single_observation_space, self._env_obs, self._observations)
+        self._observations = self._batch_observations(None, self._observations, "step")
         return (
             deepcopy(self._observations) if self.copy else self._observations,
             self._rewards.copy(),
@@ -131,12 +131,22 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         count = len(env_ids)
         env_actions = actions_per_env(self._spaces.batched_action_space(count), actions, count)
         infos = self._step_envs(env_ids, env_actions, count)
-        observations = concatenate(
-            self._spaces.single_observation_space,
-            [self._env_obs[i] for i in env_ids],
-            create_empty_array(self._spaces.single_observation_space, count),
-        )
+        out = create_empty_array(self._spaces.single_observation_space, count)
+        observations = self._batch_observations(env_ids, out, "step")
         return observations, self._rewards[env_ids], self._terminations[env_ids], self._truncations[env_ids], infos
+
+    def _batch_observations(self, env_ids: list[int] | None, out: Any, doing: str) -> Any:
+        """The last observations of the envs ``env_ids`` (None: all) batched into ``out``.
+
+        An error names an observation by its place in the batch (``items[2]``); a note says whose it is.
+        """
+        observations = self._env_obs if env_ids is None else [self._env_obs[i] for i in env_ids]
+        try:
+            return concatenate(self._spaces.single_observation_space, observations, out)
+        except Error as error:
+            whose = "env k's" if env_ids is None else f"env env_ids[k]'s, env_ids={env_ids}"
+            add_note(error, f"while batching what the envs returned from {doing}: items[k] is {whose} observation")
+            raise
 
     def _step_envs(self, env_ids: Iterable[int], env_actions: list[Any], batch: int) -> dict[str, Any]:
         """Step the envs ``env_ids``; keep their observations and results; return their infos batched over ``batch``."""
