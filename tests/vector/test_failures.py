@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from typing import Any
 
@@ -34,6 +35,7 @@ from vecspaces.error import (
     InvalidTypeError,
     InvalidValueError,
     SpaceMismatchError,
+    WaitTimeoutError,
     WorkerDiedError,
 )
 from vecspaces.spaces import Box, Discrete
@@ -610,3 +612,37 @@ def test_ctrl_c_during_pool_mode_recv_returns_promptly(context: str) -> None:
     assert "Traceback" not in result.stderr, result.stderr
     pids = [int(pid) for pid in result.stdout.split("pids")[1].split("\n")[0].split()]
     assert_gone(pids)
+
+
+class SlowToBuildEnv(CountdownEnv):
+    """An env whose constructor takes ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        time.sleep(seconds)
+        super().__init__()
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_a_worker_slower_to_build_its_envs_than_startup_timeout(start_method: str) -> None:
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()
+    others = threading.active_count() - 1  # this one, and any an earlier test left (Ray's)
+    try:
+        start = time.monotonic()
+        with pytest.raises(WaitTimeoutError, match=r"worker 1 \(envs 1\) did not finish building its envs") as caught:
+            AsyncVectorEnv(
+                [CountdownEnv, functools.partial(SlowToBuildEnv, 30)],
+                num_workers=2,
+                context=start_method,
+                startup_timeout=1.0,
+            )
+        assert time.monotonic() - start < 15
+    finally:
+        stop.set()
+    message = str(caught.value)
+    assert "within startup_timeout (1 s)" in message
+    assert "raise startup_timeout" in message
+    # Only a forked worker inherits the locks the other threads held.
+    plural = "s" if others > 1 else ""
+    assert (f"ran {others} other thread{plural} when it forked" in message) is (start_method == "fork")
+    assert ("context='forkserver' or 'spawn'" in message) is (start_method == "fork")

@@ -21,6 +21,7 @@ consistent there, so a Ctrl-C that arrived meanwhile is raised there.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -106,6 +107,7 @@ class WorkerPool:
         self.broken: str | None = None
         self.restarts = 0
         self.startup_timeout = 0.0
+        self.threads_at_fork = 1  # threads of this process when it last started a worker
         # What each worker was last commanded, to redo it on a replacement: the arguments, and in pool mode the
         # envs it steps.
         self._payloads: dict[int, bytes | None] = {}
@@ -144,6 +146,7 @@ class WorkerPool:
             process = self.ctx.Process(
                 target=self.target, args=(config,), name=f"vecspaces-worker-{w}", daemon=self.daemon
             )
+            self.threads_at_fork = threading.active_count()
             process.start()
             child_end.close()
             self.processes[w] = process
@@ -172,9 +175,9 @@ class WorkerPool:
                 raise WaitTimeoutError(
                     message(
                         f"worker {w} (envs {span(self.slices[w])}) did not finish building its envs in time",
-                        expected="every env built within startup_timeout",
-                        got="no answer",
-                        fix="raise startup_timeout if the envs are slow to build",
+                        expected=f"every env built within startup_timeout ({self.startup_timeout:g} s)",
+                        got="no answer, the worker still running",
+                        fix="raise startup_timeout if the envs are slow to build" + self._fork_hint(),
                     )
                 )
         try:
@@ -182,6 +185,17 @@ class WorkerPool:
         except EOFError:
             process.join(1.0)
             raise self._startup_death(w) from None
+
+    def _fork_hint(self) -> str:
+        """Why a forked worker may hang before building its envs, if this process had other threads then."""
+        others = self.threads_at_fork - 1
+        if self.ctx.get_start_method() != "fork" or not others:
+            return ""
+        return (
+            f"; this process ran {others} other thread{'s' if others > 1 else ''} when it forked the worker, and a "
+            f"forked process hangs on any lock such a thread held: start the workers with context='forkserver' or "
+            f"'spawn'"
+        )
 
     def _startup_death(self, w: int) -> WorkerDiedError:
         """The error of worker ``w``, which died before reporting on its envs."""
