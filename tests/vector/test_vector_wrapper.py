@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import pickle
+import subprocess
+import sys
 from typing import Any
 
 import gymnasium
@@ -190,6 +192,22 @@ def test_the_wrappers_import_from_gymnasiums_paths() -> None:
     from vecspaces.vector.utils.space_utils import batch_space, iterate  # Gymnasium's module path
 
     assert batch_space is vecspaces.vector.utils.batch_space and iterate is vecspaces.vector.utils.iterate
+    # Gymnasium's submodules are attributes of their packages (code reaches gymnasium.vector.utils.space_utils
+    # so): ours too, in a fresh interpreter where nothing imported them by name yet.
+    check = """
+import importlib, types
+import gymnasium.spaces, gymnasium.vector, gymnasium.vector.utils
+import vecspaces.spaces, vecspaces.vector, vecspaces.vector.utils
+for package in ("spaces", "vector", "vector.utils"):
+    theirs, ours = importlib.import_module("gymnasium." + package), importlib.import_module("vecspaces." + package)
+    for name, value in vars(theirs).items():
+        if isinstance(value, types.ModuleType) and value.__name__ == theirs.__name__ + "." + name:
+            print(package, name, isinstance(getattr(ours, name, None), types.ModuleType))
+"""
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "vector.utils space_utils" in result.stdout
+    assert "False" not in result.stdout, result.stdout
 
 
 class Counter(VectorEnv):  # type: ignore[type-arg]

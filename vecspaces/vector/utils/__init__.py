@@ -9,6 +9,7 @@ as :class:`SharedBatch`); see ``vecspaces.vector.utils.shared_memory`` for how t
 
 from vecspaces._ops.batch import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 from vecspaces._ops.memory_nodes import layout_nodes
+from vecspaces.vector.utils import space_utils as space_utils  # an attribute, as in Gymnasium
 from vecspaces.vector.utils.misc import CloudpickleWrapper, clear_mpi_env_vars
 from vecspaces.vector.utils.shared_batch import SharedBatch
 from vecspaces.vector.utils.shared_layout import SharedLayout
