@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import numpy as np
@@ -178,6 +179,14 @@ def test_the_main_process_envs_step_in_send_and_their_errors_come_with_recv() ->
         assert sorted(received) == [1, 2]  # the env that raised is idle again, the others were not held back
         obs, *_ = envs.step(np.ones(3, dtype=np.int64))
         assert obs[1:, 0].tolist() == [3, 3]
+
+
+def test_worker_info_lists_the_main_process_envs_as_worker_minus_one() -> None:
+    with AsyncVectorEnv([CountdownEnv] * 5, num_workers=2, main_process_envs=1) as envs:
+        workers = envs.worker_info()
+        assert [(w["worker"], w["envs"]) for w in workers] == [(-1, [0]), (0, [1, 2]), (1, [3, 4])]
+        assert workers[0]["pid"] == os.getpid() and workers[0]["alive"] and workers[0]["rss"] > 0
+        assert all(w["pid"] != os.getpid() and w["alive"] for w in workers[1:])
 
 
 def test_a_keyboard_interrupt_of_a_main_process_env_in_send_leaves_no_env_stuck() -> None:

@@ -6,6 +6,7 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
+import os
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -13,6 +14,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
+import psutil
 
 from vecspaces.error import (
     InvalidTypeError,
@@ -414,9 +416,17 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         return self.call("render")
 
     def worker_info(self) -> list[dict[str, Any]]:
-        """Diagnostics per worker: its pid, env indices, whether it is alive and its resident memory in bytes."""
+        """Diagnostics per worker: its pid, env indices, whether it is alive and its resident memory in bytes.
+
+        With ``main_process_envs``, the main process comes first, as worker -1.
+        """
         self._gate.check_not_inherited("worker_info")
-        return self._pool.worker_info()
+        info = self._pool.worker_info()
+        if self._local is not None:
+            rss = psutil.Process().memory_info().rss
+            envs = list(self._local.env_indices)
+            info.insert(0, {"worker": -1, "pid": os.getpid(), "envs": envs, "alive": True, "rss": rss})
+        return info
 
     def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
         """Stop the workers: let pending work finish (up to ``timeout``), send close, then escalate.

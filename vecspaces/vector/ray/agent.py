@@ -191,13 +191,10 @@ class Agent:
         with self.lock:
             if self.envs is None:
                 return []
-            rss = psutil.Process().memory_info().rss
             if isinstance(self.envs, SyncVectorEnv):  # the agent steps its envs itself
+                rss = psutil.Process().memory_info().rss
                 return [{"worker": 0, "pid": os.getpid(), "envs": list(self._envs()), "alive": True, "rss": rss}]
-            own = self.pool_options["main_process_envs"]
-            info = self.envs.worker_info()
-            if own:  # and the first few itself, as worker -1 (the local pool's main process)
-                info.insert(0, {"worker": -1, "pid": os.getpid(), "envs": list(range(own)), "alive": True, "rss": rss})
+            info = self.envs.worker_info()  # the agent's own envs first, as worker -1, if it steps some
         for worker in info:
             worker["envs"] = [self.first + i for i in worker["envs"]]
         return info
