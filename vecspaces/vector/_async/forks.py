@@ -40,8 +40,9 @@ def forget_children(processes: Iterable[Any]) -> None:
 
     ``multiprocessing`` would otherwise terminate the daemon ones when this process exits.
     """
-    children = multiprocessing.process._children  # type: ignore[attr-defined]
-    children.difference_update(process for process in processes if process is not None)
+    children = getattr(multiprocessing.process, "_children", None)  # private: CPython 3.10-3.14 keep it here
+    if children is not None:
+        children.difference_update(process for process in processes if process is not None)
 
 
 def _disown_all() -> None:
