@@ -643,3 +643,21 @@ def test_a_worker_slower_to_build_its_envs_than_startup_timeout(start_method: st
     plural = "s" if others > 1 else ""
     assert (f"ran {others} other thread{plural} when it forked" in message) is (start_method == "fork")
     assert ("context='forkserver' or 'spawn'" in message) is (start_method == "fork")
+
+
+class ProcessStartingEnv(CountdownEnv):
+    """An env whose constructor runs a helper process, as a simulator launched through multiprocessing does."""
+
+    def __init__(self) -> None:
+        helper = multiprocessing.get_context("fork").Process(target=int)
+        helper.start()
+        helper.join()
+        super().__init__()
+
+
+def test_an_env_starting_processes_in_a_daemon_worker_is_told_to_use_daemon_false() -> None:
+    with pytest.raises(AssertionError, match="daemonic processes are not allowed to have children") as caught:
+        AsyncVectorEnv([ProcessStartingEnv] * 2, num_workers=1, context="fork")
+    assert any("create the vector env with daemon=False" in note for note in caught.value.__notes__)
+    with AsyncVectorEnv([ProcessStartingEnv] * 2, num_workers=1, context="fork", daemon=False) as envs:
+        assert envs.reset(seed=0)[0].shape == (2, 1)

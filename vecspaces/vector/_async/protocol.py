@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import pickle
 import traceback
 from dataclasses import dataclass, field
@@ -206,6 +207,7 @@ def _unpacked(value: Pickled, reply: Reply, index: int, what: str) -> Any:
 
 def capture_error(error: BaseException, env_index: int | None, command: str) -> EnvError:
     """Pack the exception being handled so the main process can re-raise it with its remote traceback."""
+    _explain_daemon_refusal(error)
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     # Packed as (type, args, attributes) and rebuilt without calling __init__: exceptions whose __init__
     # takes other arguments than their args survive the trip (Gymnasium fails to unpickle those).
@@ -218,6 +220,20 @@ def capture_error(error: BaseException, env_index: int | None, command: str) -> 
     return EnvError(
         env_index, command, payload, f"{type(error).__module__}.{type(error).__qualname__}", str(error), text
     )
+
+
+def _explain_daemon_refusal(error: BaseException) -> None:
+    """Note the fix on multiprocessing's refusal to let a daemon worker's env start processes of its own."""
+    if (
+        isinstance(error, AssertionError)
+        and "daemonic processes are not allowed to have children" in str(error)
+        and multiprocessing.current_process().daemon
+    ):
+        add_note(
+            error,
+            "the env starts processes of its own, which a daemon worker may not: create the vector env with "
+            "daemon=False (its workers still exit when the main process does)",
+        )
 
 
 def _unpack(payload: bytes) -> BaseException:
