@@ -661,3 +661,45 @@ def test_an_env_starting_processes_in_a_daemon_worker_is_told_to_use_daemon_fals
     assert any("create the vector env with daemon=False" in note for note in caught.value.__notes__)
     with AsyncVectorEnv([ProcessStartingEnv] * 2, num_workers=1, context="fork", daemon=False) as envs:
         assert envs.reset(seed=0)[0].shape == (2, 1)
+
+
+class CloseRecordingEnv(CountdownEnv):
+    """Writes its label to ``folder`` when closed; labels in ``raising`` then raise ``ValueError``."""
+
+    def __init__(self, folder: str, label: int, raising: tuple[int, ...] = ()) -> None:
+        super().__init__()
+        self.folder, self.label, self.raising = folder, label, raising
+
+    def close(self) -> None:
+        with open(os.path.join(self.folder, f"closed-{self.label}-{os.getpid()}"), "w"):
+            pass
+        if self.label in self.raising:
+            raise ValueError(f"env {self.label} could not close")
+
+
+@pytest.mark.parametrize("backend", ["sync", "async", "async with main_process_envs"])
+def test_every_env_is_closed_and_the_first_close_error_reaches_the_caller(backend: str, tmp_path: Any) -> None:
+    fns = [functools.partial(CloseRecordingEnv, str(tmp_path), label, (1, 2)) for label in range(4)]
+    if backend == "sync":
+        envs: Any = SyncVectorEnv(fns)
+    else:
+        local = 2 if backend == "async with main_process_envs" else 0
+        envs = AsyncVectorEnv(fns, num_workers=2, main_process_envs=local, context="fork")
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match="env 1 could not close") as caught:
+        envs.close()
+    assert "raised by env 1 during close" in caught.value.__notes__
+    assert "1 more env error(s) in this call" in caught.value.__notes__
+    assert envs.closed
+    # Every env closed (env 0 of a pool without main_process_envs twice: its probe copy, then the worker's).
+    assert {name.split("-")[1] for name in os.listdir(tmp_path)} == {"0", "1", "2", "3"}
+    envs.close()  # closed already: nothing more to raise
+
+
+def test_a_probe_env_whose_close_raises_is_a_warning_not_a_failed_start(tmp_path: Any) -> None:
+    fns = [functools.partial(CloseRecordingEnv, str(tmp_path), label, (0,)) for label in range(2)]
+    with pytest.warns(RuntimeWarning, match=r"env 0, built in the main process only to read its spaces, raised Va"):
+        envs = AsyncVectorEnv(fns, num_workers=1, context="fork")
+    assert envs.reset(seed=0)[0].shape == (2, 1)
+    with pytest.raises(ValueError, match="env 0 could not close"):
+        envs.close()

@@ -6,8 +6,10 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -28,7 +30,7 @@ from vecspaces.vector._async import forks, interrupts, options
 from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
 from vecspaces.vector._async.observations import SharedObservations, observation_path
-from vecspaces.vector._async.pool_mode import PoolMode, RecvResult
+from vecspaces.vector._async.pool_mode import PoolMode, RecvResult, raise_env_errors
 from vecspaces.vector._async.processes import stop_processes
 from vecspaces.vector._async.protocol import Command, Reply
 from vecspaces.vector._async.startup import PoolSettings, probe, start_pool
@@ -200,10 +202,11 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             single_action = as_vecspaces_space(first.action_space, "env 0 action_space")
         except BaseException:
             for env in local_envs:
-                env.close()
+                with contextlib.suppress(Exception):  # the error that stopped us is the one to raise
+                    env.close()
             raise
         if not local:
-            first.close()
+            _close_probe(first)
             local_envs = []
         if isinstance(observation_mode, tuple):
             single_observation = observation_mode[1]
@@ -442,7 +445,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             return  # the workers, the shared memory and the main process's envs are the parent's
         try:
             with DEFERRAL:
-                self._pool.close(1.0 if timeout is None else timeout, terminate)
+                errors = self._pool.close(1.0 if timeout is None else timeout, terminate)
         except BaseException:
             self._pool.stop(0.0)  # interrupted while waiting politely: no worker may outlive close()
             raise
@@ -450,7 +453,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             self._finalizer.detach()
             interrupts.unwatch()
         if self._local is not None:
-            self._local.close()
+            errors = self._local.close().errors + errors
+        raise_env_errors(errors)  # once everything is released: the first env's close() error, if any
 
     def __getstate__(self) -> NoReturn:
         # A copy would share the workers, and its close() or garbage collection would stop them under the original.
@@ -518,6 +522,20 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""
         self._gate.check_can_finish(command, call)
         return self._calls.finish(command, call, self._timeout(timeout))
+
+
+def _close_probe(env: Any) -> None:
+    """Close env 0, built here only for its spaces: an error of its ``close()`` is a warning, not the pool's end."""
+    try:
+        env.close()
+    except Exception as error:
+        warnings.warn(
+            f"env 0, built in the main process only to read its spaces, raised {type(error).__name__} in close(): "
+            f"{error}; the vector env starts anyway (the workers build envs of their own), but expect the same "
+            f"error from close()",
+            RuntimeWarning,
+            stacklevel=4,  # the caller of AsyncVectorEnv(...) (__init__ -> _probe -> here)
+        )
 
 
 def _release(processes: list[Any]) -> None:

@@ -218,9 +218,18 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 setattr(env, name, value)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Close every sub-env."""
-        for env in getattr(self, "envs", []):
-            env.close()
+        """Close every sub-env; then raise the first error a ``close()`` raised, naming how many more did."""
+        errors = []
+        for index, env in enumerate(getattr(self, "envs", [])):
+            try:
+                env.close()
+            except Exception as error:
+                add_note(error, f"raised by env {index} during close")
+                errors.append(error)
+        if errors:
+            if len(errors) > 1:
+                add_note(errors[0], f"{len(errors) - 1} more env error(s) in this call")
+            raise errors[0]
 
 
 @contextlib.contextmanager

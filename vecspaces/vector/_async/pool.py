@@ -34,7 +34,7 @@ from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.pacing import Pacing
 from vecspaces.vector._async.processes import describe_death, describe_process, span, stop_processes
-from vecspaces.vector._async.protocol import Command, Reply, load_reply, rebuild_error
+from vecspaces.vector._async.protocol import Command, EnvError, Reply, load_reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS, poll
 from vecspaces.vector._async.worker import WorkerConfig
@@ -219,11 +219,13 @@ class WorkerPool:
         """Per worker: pid, env indices, whether it is alive and its resident memory in bytes."""
         return [describe_process(w, process, self.slices[w]) for w, process in enumerate(self.processes)]
 
-    def close(self, grace: float, terminate: bool) -> None:
+    def close(self, grace: float, terminate: bool) -> list[EnvError]:
         """Let pending commands finish and send every worker ``CLOSE`` (``grace`` seconds each), then :meth:`stop`.
 
         With ``terminate`` (or a broken pool) the polite steps are skipped and the workers are stopped at once.
+        Returns the errors the envs' ``close()`` raised.
         """
+        errors: list[EnvError] = []
         if not terminate and self.broken is None:
             try:
                 self.collect(self.idle, "close", grace)
@@ -231,9 +233,11 @@ class WorkerPool:
                 for w in self.all_workers:
                     self.dispatch(w, Command.CLOSE)
                 self.collect(self.idle, "close", grace)
+                errors = [error for _, reply in self.inflight.take_done().values() if reply for error in reply.errors]
             except Exception:
                 pass  # closing must finish; whatever failed, the escalation in stop() ends the workers
         self.stop(0.0 if terminate else grace)
+        return errors
 
     def stop(self, grace: float) -> None:
         """Stop every worker process (see :func:`stop_processes`) and close the pipes."""
