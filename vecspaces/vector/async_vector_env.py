@@ -438,6 +438,10 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
             timeout: seconds to wait for pending work and for the workers to exit (default 1 s each).
             terminate: skip the polite steps and terminate the workers at once.
             **kwargs: accepted for compatibility with other vector envs; unused.
+
+        Raises:
+            Exception: the first error an env's ``close()`` raised, once every env is closed and every worker
+                has exited.
         """
         self._gate.close()
         if self._gate.inherited:
