@@ -6,20 +6,15 @@ package docstring has the data flow of a step, the pieces and the failure semant
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
-import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
-import psutil
 
 from vecspaces.error import (
-    InvalidTypeError,
     InvalidValueError,
     message,
     show,
@@ -27,13 +22,12 @@ from vecspaces.error import (
 from vecspaces.spaces import Space
 from vecspaces.vector._arguments import env_factories, seeds_per_env, split_reset_mask
 from vecspaces.vector._async import forks, interrupts, options
-from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
-from vecspaces.vector._async.observations import SharedObservations, observation_path
-from vecspaces.vector._async.pool_mode import PoolMode, RecvResult, raise_env_errors
-from vecspaces.vector._async.processes import stop_processes
+from vecspaces.vector._async.observations import SharedObservations
+from vecspaces.vector._async.pool_mode import RecvResult, raise_env_errors
+from vecspaces.vector._async.processes import describe_this_process, stop_processes
 from vecspaces.vector._async.protocol import Command, Reply
-from vecspaces.vector._async.startup import PoolSettings, probe, start_pool
+from vecspaces.vector._async.startup import PoolSettings, StartedPool, prepare_batches, probe, start_pool
 from vecspaces.vector._async.worker import WorkerConfig, run_worker
 from vecspaces.vector._gymnasium_facing import Face, face_of_arguments
 from vecspaces.vector._spaces import (
@@ -41,7 +35,6 @@ from vecspaces.vector._spaces import (
     as_vecspaces_observation_mode,
     as_vecspaces_space,
     check_observation_mode,
-    resolve_env_spaces,
 )
 from vecspaces.vector.vector_env import AutoresetMode, SubEnvsVectorEnv, autoreset_mode_of
 
@@ -185,7 +178,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         forks.track(self)
         self.closed = False
         try:
-            self._prepare_batches(observation_mode, started.descriptions)
+            self._prepare_batches(observation_mode, started)
         except BaseException:
             self.close(terminate=True)
             raise
@@ -194,47 +187,23 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         self, local: int, arguments_face: Face, observation_mode: ObservationMode
     ) -> tuple[list[Any], Space[Any], Space[Any]]:
         """Build env 0 here for its spaces and metadata (see ``startup``); return the main process's envs, spaces."""
-        local_envs = probe(self.env_fns, local)
-        first = local_envs[0]
-        try:
+
+        def read(first: Any) -> tuple[Space[Any], Space[Any]]:
             self._face = self._read_first_env(first, arguments_face)  # shown once the other envs' spaces are known
-            single_observation = as_vecspaces_space(first.observation_space, "env 0 observation_space")
-            single_action = as_vecspaces_space(first.action_space, "env 0 action_space")
-        except BaseException:
-            for env in local_envs:
-                with contextlib.suppress(Exception):  # the error that stopped us is the one to raise
-                    env.close()
-            raise
-        if not local:
-            _close_probe(first)
-            local_envs = []
+            observation = as_vecspaces_space(first.observation_space, "env 0 observation_space")
+            return observation, as_vecspaces_space(first.action_space, "env 0 action_space")
+
+        local_envs, (single_observation, single_action) = probe(self.env_fns, local, read)
         if isinstance(observation_mode, tuple):
             single_observation = observation_mode[1]
         return local_envs, single_observation, single_action
 
-    def _prepare_batches(self, observation_mode: ObservationMode, descriptions: list[dict[str, Any]]) -> None:
+    def _prepare_batches(self, observation_mode: ObservationMode, started: StartedPool) -> None:
         """Decide the batched spaces from the envs' descriptions, and how batches are read and written."""
-        spaces = resolve_env_spaces(
-            observation_mode,
-            [d["observation_space"] for d in descriptions],
-            [d["action_space"] for d in descriptions],
-        )
-        self._spaces = spaces
-        self._show_spaces(spaces, self._face)
-        self._observations = observation_path(
-            spaces.single_observation_space, spaces.observation_space, self._memory, self.num_envs, self.copy
-        )
-        self._actions = ActionWriter(self._memory, spaces, self._worker_of)
-        self._pool_mode = PoolMode(
-            self._pool,
-            self._actions,
-            self._observations,
-            self._worker_of,
-            self.batch_size,
-            self._calls.errors,
-            self._local,
-        )
-        self._calls.observations = self._observations
+        batches = prepare_batches(started, observation_mode, self._worker_of, self.batch_size, self.copy)
+        self._spaces, self._observations, self._actions = batches.spaces, batches.observations, batches.actions
+        self._pool_mode = batches.pool_mode
+        self._show_spaces(self._spaces, self._face)
         self._gate.pool_mode = self._pool_mode
         self._all_envs = range(self.num_envs)
         # Where step() writes actions when it can take its shortest path (see _step_plainly), else None.
@@ -424,12 +393,8 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         With ``main_process_envs``, the main process comes first, as worker -1.
         """
         self._gate.check_not_inherited("worker_info")
-        info = self._pool.worker_info()
-        if self._local is not None:
-            rss = psutil.Process().memory_info().rss
-            envs = list(self._local.env_indices)
-            info.insert(0, {"worker": -1, "pid": os.getpid(), "envs": envs, "alive": True, "rss": rss})
-        return info
+        main = [] if self._local is None else [describe_this_process(-1, list(self._local.env_indices))]
+        return main + self._pool.worker_info()
 
     def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
         """Stop the workers: let pending work finish (up to ``timeout``), send close, then escalate.
@@ -461,15 +426,7 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         raise_env_errors(errors)  # once everything is released: the first env's close() error, if any
 
     def __getstate__(self) -> NoReturn:
-        # A copy would share the workers, and its close() or garbage collection would stop them under the original.
-        raise InvalidTypeError(
-            message(
-                f"an {type(self).__name__} cannot be pickled or copied",
-                expected="the vector env used where it was made: its workers and shared memory belong to it",
-                got="pickle, copy.copy or copy.deepcopy of it",
-                fix="pickle or copy its env_fns and build a new vector env from them",
-            )
-        )
+        raise forks.copy_refused(type(self).__name__)
 
     def _disown(self) -> None:
         """In a child forked from the env's process: refuse every call, leave the parent's workers alone."""
@@ -526,20 +483,6 @@ class AsyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
         """Wait until every worker finished ``command``; return the replies; raise the first env error."""
         self._gate.check_can_finish(command, call)
         return self._calls.finish(command, call, self._timeout(timeout))
-
-
-def _close_probe(env: Any) -> None:
-    """Close env 0, built here only for its spaces: an error of its ``close()`` is a warning, not the pool's end."""
-    try:
-        env.close()
-    except Exception as error:
-        warnings.warn(
-            f"env 0, built in the main process only to read its spaces, raised {type(error).__name__} in close(): "
-            f"{error}; the vector env starts anyway (the workers build envs of their own), but expect the same "
-            f"error from close()",
-            RuntimeWarning,
-            stacklevel=4,  # the caller of AsyncVectorEnv(...) (__init__ -> _probe -> here)
-        )
 
 
 def _release(processes: list[Any]) -> None:

@@ -19,7 +19,7 @@ import warnings
 
 from vecspaces.error import PerformanceWarning
 
-__all__ = ["BusyThreadsWatch"]
+__all__ = ["BusyThreadsWatch", "stacklevel_outside_vecspaces"]
 
 # Seconds of blocked waiting summed up before each verdict, and the share of a core that is busy.
 WATCH_SECONDS = 2.0
@@ -78,14 +78,14 @@ class BusyThreadsWatch:
             f"set before either is imported) or run the policy on one thread (threadpoolctl.threadpool_limits(1) "
             f"around numpy code, torch.set_num_threads(1))",
             PerformanceWarning,
-            stacklevel=_first_level_outside_vecspaces(),
+            stacklevel=stacklevel_outside_vecspaces(),
         )
 
 
 _PACKAGE_DIRECTORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _first_level_outside_vecspaces() -> int:
+def stacklevel_outside_vecspaces() -> int:
     """The ``stacklevel`` that points a warning at the caller's own code (the call of ``step``, ...)."""
     frame, level = sys._getframe(1), 1
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRECTORY):

@@ -28,12 +28,20 @@ from typing import Any
 
 import cloudpickle
 
-from vecspaces.error import WaitTimeoutError, WorkerDiedError, message
+from vecspaces.error import WaitTimeoutError, WorkerDiedError
 from vecspaces.vector._async.inflight import InFlight
 from vecspaces.vector._async.info_slots import InfoReader
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.pacing import Pacing
-from vecspaces.vector._async.processes import describe_death, describe_process, span, stop_processes
+from vecspaces.vector._async.processes import (
+    describe_death,
+    describe_process,
+    restart_failure,
+    span,
+    startup_death,
+    startup_timeout,
+    stop_processes,
+)
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, load_reply, rebuild_error
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS, poll
@@ -170,50 +178,15 @@ class WorkerPool:
             if interruptible:
                 checkpoint()
             if not process.is_alive():
-                raise self._startup_death(w)
+                raise startup_death(w, process, self.slices[w], self.ctx.get_start_method())
             if time.monotonic() > deadline:
-                raise WaitTimeoutError(
-                    message(
-                        f"worker {w} (envs {span(self.slices[w])}) did not finish building its envs in time",
-                        expected=f"every env built within startup_timeout ({self.startup_timeout:g} s)",
-                        got="no answer, the worker still running",
-                        fix="raise startup_timeout if the envs are slow to build" + self._fork_hint(),
-                    )
-                )
+                method = self.ctx.get_start_method()
+                raise startup_timeout(w, self.slices[w], self.startup_timeout, method, self.threads_at_fork)
         try:
             return connection.recv()
         except EOFError:
             process.join(1.0)
-            raise self._startup_death(w) from None
-
-    def _fork_hint(self) -> str:
-        """Why a forked worker may hang before building its envs, if this process had other threads then."""
-        others = self.threads_at_fork - 1
-        if self.ctx.get_start_method() != "fork" or not others:
-            return ""
-        return (
-            f"; this process ran {others} other thread{'s' if others > 1 else ''} when it forked the worker, and a "
-            f"forked process hangs on any lock such a thread held: start the workers with context='forkserver' or "
-            f"'spawn'"
-        )
-
-    def _startup_death(self, w: int) -> WorkerDiedError:
-        """The error of worker ``w``, which died before reporting on its envs."""
-        failure = self.death_message(w, "construction")
-        method = self.ctx.get_start_method()
-        if self.processes[w].exitcode == 1 and method != "fork":
-            # An exception outside the worker's own code, which reports its errors: a worker that is not forked
-            # first imports the main module, running its top level again (where it may not start processes).
-            failure += (
-                f", before reporting on its envs: a {method!r} worker first imports the main module, and that "
-                f"failed (its traceback is printed above); if your script creates the vector env at its top level, "
-                f"create it under `if __name__ == '__main__':`"
-            )
-        return WorkerDiedError(failure)
-
-    def death_message(self, w: int, activity: str) -> str:
-        """Describe how worker ``w`` ended, for a :class:`WorkerDiedError`."""
-        return describe_death(w, self.processes[w], self.slices[w], activity)
+            raise startup_death(w, process, self.slices[w], self.ctx.get_start_method()) from None
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Per worker: pid, env indices, whether it is alive and its resident memory in bytes."""
@@ -487,16 +460,12 @@ class WorkerPool:
         """
         command = self.inflight.running[w]
         self._bury(w)
-        failure = self.death_message(w, activity)
+        failure = describe_death(w, self.processes[w], self.slices[w], activity)
         failures = self._unproven.get(w, 0)  # the replacements that died before finishing a command
         while True:
             if not self.restart or command is Command.CLOSE or failures >= self.restart_attempts:
                 if failures:
-                    times = "once" if failures == 1 else f"{failures} times in a row"
-                    failure = (
-                        f"worker {w} (envs {span(self.slices[w])}) could not be restarted: "
-                        f"its replacement failed {times}, the last time: {failure}"
-                    )
+                    failure = restart_failure(w, self.slices[w], failures, failure)
                 self.broken = failure + BROKEN
                 del self.inflight.running[w]
                 raise WorkerDiedError(self.broken)
@@ -504,7 +473,7 @@ class WorkerPool:
                 self.start([w], self.startup_timeout, restarted=True, interruptible=interruptible)
             except Exception as error:  # it died, timed out or raised while building its envs
                 failures += 1
-                failure = str(error).removesuffix(BROKEN)
+                failure = str(error)
                 self._bury(w)
                 continue
             self.restarts += 1

@@ -8,36 +8,60 @@ starts the workers, which describe their envs back.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from vecspaces.spaces import Space
+from vecspaces.vector._async.actions import ActionWriter
+from vecspaces.vector._async.busy_threads import stacklevel_outside_vecspaces
 from vecspaces.vector._async.calls import CallCycle
 from vecspaces.vector._async.env_slice import EnvSlice
+from vecspaces.vector._async.observations import ObservationPath, observation_path
 from vecspaces.vector._async.pool import WorkerPool
+from vecspaces.vector._async.pool_mode import PoolMode
 from vecspaces.vector._async.shared import SharedStepMemory
 from vecspaces.vector._async.worker import WorkerConfig, describe
 from vecspaces.vector._runner import build_env
+from vecspaces.vector._spaces import ObservationMode, VectorSpaces, resolve_env_spaces
 from vecspaces.vector.vector_env import AutoresetMode
 
-__all__ = ["PoolSettings", "StartedPool", "probe", "start_pool"]
+__all__ = ["Batches", "PoolSettings", "StartedPool", "prepare_batches", "probe", "start_pool"]
+
+Found = TypeVar("Found")
 
 
-def probe(env_fns: list[Callable[[], Any]], local: int) -> list[Any]:
-    """Build env 0 and the rest of the first ``local`` envs here; return them (env 0 first, even if ``local`` is 0).
+def probe(env_fns: list[Callable[[], Any]], local: int, read: Callable[[Any], Found]) -> tuple[list[Any], Found]:
+    """Build env 0 and the rest of the first ``local`` envs here, and ``read`` env 0 (its spaces, its metadata).
 
-    If one fails, the envs built so far are closed before the error goes on.
+    Returns the main process's envs (none when ``local`` is 0: env 0 is closed again) and what ``read`` returned.
+    If building or reading fails, the envs built so far are closed before the error goes on.
     """
-    envs = [build_env(env_fns[0], 0)]
+    envs: list[Any] = []
     try:
-        for index in range(1, local):
+        for index in range(max(local, 1)):
             envs.append(build_env(env_fns[index], index))
+        found = read(envs[0])
     except BaseException:
         for env in envs:
-            env.close()
+            with contextlib.suppress(Exception):  # the error that stopped us is the one to raise
+                env.close()
         raise
-    return envs
+    if local:
+        return envs, found
+    try:
+        envs[0].close()
+    except Exception as error:  # the pool does not need this env: its workers build their own
+        warnings.warn(
+            f"env 0, built in the main process only to read its spaces, raised {type(error).__name__} in close(): "
+            f"{error}; the vector env starts anyway (the workers build envs of their own), but expect the same "
+            f"error from close()",
+            RuntimeWarning,
+            stacklevel=stacklevel_outside_vecspaces(),
+        )
+    return [], found
 
 
 @dataclass(frozen=True)
@@ -132,3 +156,38 @@ def start_pool(
             local_slice.close()
         raise
     return StartedPool(memory, local_slice, calls, pool, descriptions)
+
+
+@dataclass(frozen=True)
+class Batches:
+    """How the batches of a started pool are read and written: its spaces, observations, actions, pool mode."""
+
+    spaces: VectorSpaces
+    observations: ObservationPath
+    actions: ActionWriter
+    pool_mode: PoolMode
+
+
+def prepare_batches(
+    started: StartedPool, observation_mode: ObservationMode, worker_of: Any, batch_size: int, copy: bool
+) -> Batches:
+    """Decide the batched spaces from the envs' descriptions, and how ``started``'s batches are read and written.
+
+    ``worker_of``: each env's worker (-1: the main process).
+    """
+    descriptions = started.descriptions
+    spaces = resolve_env_spaces(
+        observation_mode,
+        [d["observation_space"] for d in descriptions],
+        [d["action_space"] for d in descriptions],
+    )
+    num_envs = len(descriptions)
+    observations = observation_path(
+        spaces.single_observation_space, spaces.observation_space, started.memory, num_envs, copy
+    )
+    actions = ActionWriter(started.memory, spaces, worker_of)
+    pool_mode = PoolMode(
+        started.pool, actions, observations, worker_of, batch_size, started.calls.errors, started.local
+    )
+    started.calls.observations = observations
+    return Batches(spaces, observations, actions, pool_mode)

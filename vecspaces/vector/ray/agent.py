@@ -22,9 +22,9 @@ from multiprocessing.connection import Connection, Listener
 from typing import Any
 
 import numpy as np
-import psutil
 
 from vecspaces._ops.batch import concatenate, create_empty_array
+from vecspaces.vector._async.processes import describe_this_process
 from vecspaces.vector._async.protocol import EnvError, RemoteTraceback, capture_error
 from vecspaces.vector._async.waiting import WORKER_MAX_SPIN_SECONDS
 from vecspaces.vector._async.worker import run_worker
@@ -192,8 +192,7 @@ class Agent:
             if self.envs is None:
                 return []
             if isinstance(self.envs, SyncVectorEnv):  # the agent steps its envs itself
-                rss = psutil.Process().memory_info().rss
-                return [{"worker": 0, "pid": os.getpid(), "envs": list(self._envs()), "alive": True, "rss": rss}]
+                return [describe_this_process(0, list(self._envs()))]
             info = self.envs.worker_info()  # the agent's own envs first, as worker -1, if it steps some
         for worker in info:
             worker["envs"] = [self.first + i for i in worker["envs"]]
