@@ -109,6 +109,16 @@ def test_batch_space_and_concatenate_agree(pair: tuple[Space[Any], Any], n: int)
     assert_same_value(from_gym_value(theirs), ours)
 
 
+def test_an_empty_batch_agrees(pair: tuple[Space[Any], Any]) -> None:
+    """``batch_space(space, 0)`` is Gymnasium's; concatenating no items gives the empty batch (Gymnasium's raises)."""
+    space, gym_space = pair
+    batched = batch_space(space, 0)
+    assert batched == from_gymnasium(gym_vector_utils.batch_space(gym_space, 0))
+    empty = create_empty_array(space, 0)
+    assert_same_value(concatenate(space, [], empty), empty)
+    assert batched.contains(empty) and list(iterate(batched, empty)) == []
+
+
 def in_key_order_of(ours: Any, theirs: Any) -> Any:
     """``theirs`` with every dict's keys in the order of the matching dict of ``ours`` (same key sets)."""
     if isinstance(ours, dict) and isinstance(theirs, dict):

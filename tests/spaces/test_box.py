@@ -794,15 +794,11 @@ def test_batch_space(name: str) -> None:
     assert space.np_random.bit_generator.state == state  # the original did not advance
 
 
-@pytest.mark.parametrize("n", [0, -1, 2.0, True, "3", None])
-def test_batch_size_must_be_a_positive_int(n: Any) -> None:
-    with raises(InvalidValueError, "batch size"):
-        batch_space(Box(0, 1), n)
-    if n == 0 and not isinstance(n, bool):  # an empty batch container is fine (as in Gymnasium)
-        assert create_empty_array(Box(0, 1), n).shape == (0, *Box(0, 1).shape)
-        return
-    with raises(InvalidValueError, "batch size"):
-        create_empty_array(Box(0, 1), n)
+@pytest.mark.parametrize("n", [-1, 2.0, True, "3", None])
+def test_batch_size_must_be_an_int_of_at_least_zero(n: Any) -> None:
+    for function in (batch_space, create_empty_array):
+        with raises(InvalidValueError, "batch size"):
+            function(Box(0, 1), n)
 
 
 def test_batch_differing_spaces() -> None:

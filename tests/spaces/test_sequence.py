@@ -564,7 +564,7 @@ def test_batch_space_is_a_tuple_of_independent_copies() -> None:
 
 def test_batch_space_rejects_bad_sizes() -> None:
     with pytest.raises(InvalidValueError):
-        batch_space(Sequence(Discrete(2)), 0)
+        batch_space(Sequence(Discrete(2)), -1)
 
 
 def test_batch_differing_spaces() -> None:

@@ -432,7 +432,7 @@ def test_batch_space_is_reproducible() -> None:
 
 def test_batch_space_rejects_bad_sizes() -> None:
     with pytest.raises(InvalidValueError):
-        batch_space(Text(3), 0)
+        batch_space(Text(3), -1)
 
 
 def test_batch_differing_spaces() -> None:

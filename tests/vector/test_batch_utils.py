@@ -69,12 +69,6 @@ def test_create_empty_array_rejects_batch_sizes_that_are_not_ints_above_zero(spa
         create_empty_array(make(space_id), n)
 
 
-@pytest.mark.parametrize("space_id", ["box_f32", "discrete_2", "text", "dict", "sequence", "oneof"])
-def test_batch_space_still_rejects_an_empty_batch(space_id: str) -> None:
-    with pytest.raises(InvalidValueError, match=re.escape("expected an int >= 1")):
-        batch_space(make(space_id), 0)
-
-
 # --- the dispatcher of the batching family ------------------------------------------------------------------
 
 

@@ -107,19 +107,15 @@ def no_kernel(operation: str, space: object, argument: str = "space") -> Excepti
     )
 
 
-def check_batch_size(operation: str, n: object, *, minimum: int = 1) -> int:
-    """Check that ``n`` is an integer batch size of at least ``minimum`` and return it as an int.
-
-    Batches are never empty, except the containers of ``create_empty_array`` (``minimum=0``, as Gymnasium).
+def check_batch_size(operation: str, n: object) -> int:
+    """Check that ``n`` is an integer batch size, 0 or more (as Gymnasium, a batch may be empty), and return it.
 
     Example:
-        >>> check_batch_size("create_empty_array", np.int64(0), minimum=0)
+        >>> check_batch_size("batch_space", np.int64(0))
         0
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        raise InvalidValueError(
-            message(f"{operation} batch size is invalid", expected=f"an int >= {minimum}", got=show(n))
-        )
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidValueError(message(f"{operation} batch size is invalid", expected="an int >= 0", got=show(n)))
     return int(n)
 
 

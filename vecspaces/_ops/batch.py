@@ -261,7 +261,7 @@ def _create_empty_array_checked(
         space = convert_if_gymnasium(space, "create_empty_array", "space")
     if not isinstance(space, Space):
         raise not_a_space("create_empty_array", space)
-    n = check_batch_size("create_empty_array", n, minimum=0)
+    n = check_batch_size("create_empty_array", n)
     if not callable(fn):
         raise InvalidTypeError(
             message(

@@ -59,7 +59,7 @@ def create_shared_memory(space: Space[Any], n: int = 1, ctx: Any = multiprocessi
     Raises:
         InvalidTypeError: ``space`` is not a space, or it holds a Sequence or Graph (their values have no
             fixed size; the message names the leaf's path).
-        InvalidValueError: ``n`` is not a positive int.
+        InvalidValueError: ``n`` is not an int >= 0.
         CustomSpaceError: a space inside ``space`` has no registered layout.
 
     Example:
