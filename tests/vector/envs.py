@@ -190,7 +190,7 @@ class FrameEnvExitingAtFirstStep(FrameEnv):
 class DictFaultyEnv(Env[Any, Any]):
     """A Dict observation ``{"pos": Box(3,), "camera": Box(4x4 uint8)}``; at step ``at_step`` it returns a
     broken one as ``fault`` says: "missing_key" (no camera), "bad_leaf_shape" (a 3x3 camera), "bad_leaf_dtype"
-    (a camera of strings)."""
+    (a camera of strings), "fractional_leaf" (a float camera holding a 0.5)."""
 
     observation_space = Dict(pos=Box(-1.0, 1.0, (3,), np.float32), camera=Box(0, 255, (4, 4), np.uint8))
     action_space = Discrete(2)
@@ -208,6 +208,8 @@ class DictFaultyEnv(Env[Any, Any]):
             obs["camera"] = np.zeros((3, 3), np.uint8)
         elif self.count == self.at_step and self.fault == "bad_leaf_dtype":
             obs["camera"] = np.full((4, 4), "x")
+        elif self.count == self.at_step and self.fault == "fractional_leaf":
+            obs["camera"] = np.full((4, 4), 0.5)
         return obs
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:

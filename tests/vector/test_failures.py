@@ -171,6 +171,11 @@ def test_observation_not_matching_the_space_names_env_and_leaf(context: str, fau
             r"wrong shape, expected an array of shape \(4, 4\).*got .*\(3, 3\).* at obs\['camera'\]",
         ),
         ("bad_leaf_dtype", TypeError, r"wrong dtype, expected .*got .*<U1.* at obs\['camera'\]"),
+        (
+            "fractional_leaf",
+            ValueError,
+            r"has a fraction, .* integer slot cannot hold, expected whole numbers \(stored as uint8\).*camera",
+        ),
     ],
 )
 def test_dict_observation_not_matching_the_space_names_env_path_expected_and_got(
@@ -187,7 +192,7 @@ def test_dict_observation_not_matching_the_space_names_env_path_expected_and_got
         assert obs["camera"].shape == (3, 4, 4)
 
 
-@pytest.mark.parametrize("fault", ["missing_key", "bad_leaf_shape", "bad_leaf_dtype"])
+@pytest.mark.parametrize("fault", ["missing_key", "bad_leaf_shape", "bad_leaf_dtype", "fractional_leaf"])
 def test_sync_observation_not_matching_the_space_is_named_with_its_env(fault: str) -> None:
     fns = [DictFaultyEnv, DictFaultyEnv, functools.partial(DictFaultyEnv, fault)]
     with SyncVectorEnv(fns) as envs:

@@ -392,10 +392,10 @@ def test_corrupted_oneof_index_is_reported_on_read() -> None:
 # --- writes: conversions -----------------------------------------------------------------------------------
 
 
-def test_write_casts_numbers_as_gymnasium() -> None:
+def test_write_casts_numbers_as_gymnasium_but_whole() -> None:
     space = Dict(f=Box(0, 1, (2,), np.float32), u=Box(0, 255, (2,), np.uint8), b=Box(0, 1, (2,), np.bool_))
     batch = SharedLayout(space, n=1).allocate()
-    batch.write(0, {"f": [0.25, 1], "u": np.array([3.7, 250.0]), "b": np.array([0.0, 2.0])})
+    batch.write(0, {"f": [0.25, 1], "u": np.array([3.0, 250.0]), "b": np.array([0.0, 2.0])})
     read = batch.read_env(0)
     assert read["f"].dtype == np.float32 and read["f"].tolist() == [0.25, 1.0]
     assert read["u"].tolist() == [3, 250]
@@ -410,10 +410,13 @@ def test_write_casts_numbers_as_gymnasium() -> None:
         ("uint", np.array([-np.inf, 0.0], np.float16)),
         ("gear", float("nan")),
         ("gear", np.float64(np.inf)),
+        ("int", np.array([1.0, 2.5])),
+        ("uint", np.array([3.7, 0.0], np.float32)),
+        ("gear", 2.7),
     ],
-    ids=["nan", "inf_float32", "minus_inf_float16", "python_nan", "numpy_inf"],
+    ids=["nan", "inf_float32", "minus_inf_float16", "python_nan", "numpy_inf", "half", "fraction", "python_fraction"],
 )
-def test_non_finite_floats_for_integer_slots_are_refused_before_anything_is_written(leaf: str, bad: Any) -> None:
+def test_fractions_and_non_finite_floats_for_integer_slots_are_refused_before_any_write(leaf: str, bad: Any) -> None:
     space = Dict(first=Box(0.0, 1.0, (2,)), int=Box(-9, 9, (2,), np.int32), uint=Box(0, 9, (2,), np.uint16))
     space["gear"] = Discrete(4)
     batch = SharedLayout(space, n=2).allocate(name="obs")
@@ -422,7 +425,9 @@ def test_non_finite_floats_for_integer_slots_are_refused_before_anything_is_writ
     before = buffer_bytes(batch)
     with pytest.raises(InvalidValueError) as info:
         batch.write(1, {**good, "first": np.ones(2, np.float32), leaf: bad})
-    assert str(info.value).startswith("obs for env 1 has a NaN or an infinity, which an integer slot cannot hold")
+    assert str(info.value).startswith(
+        "obs for env 1 has a fraction, a NaN or an infinity, which an integer slot cannot hold"
+    )
     assert str(info.value).endswith(f"at obs[{leaf!r}]")
     assert buffer_bytes(batch) == before
 

@@ -21,8 +21,8 @@ signatures. Differences from Gymnasium, and why:
   :class:`~vecspaces.error.InvalidTypeError` naming the leaf's path, also when the memory was made with
   ``SharedLayout(space, n).allocate()``: these functions have no way to carry such values. ``SharedBatch.write``
   and ``SharedBatch.read`` do (a worker pool sends them through its pipe).
-- A NaN or an infinity written into an integer leaf raises :class:`~vecspaces.error.InvalidValueError` (numpy
-  would store an arbitrary integer and warn).
+- A fraction, a NaN or an infinity written into an integer leaf raises :class:`~vecspaces.error.InvalidValueError`
+  (Gymnasium stores 2.7 as 2, and a NaN as an arbitrary integer).
 - A Gymnasium space given as ``space`` gets an :class:`~vecspaces.error.InvalidTypeError` that says to convert
   it with ``vecspaces.spaces.from_gymnasium``.
 """

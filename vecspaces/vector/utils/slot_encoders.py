@@ -7,10 +7,10 @@ chains them into the write program and :meth:`~vecspaces.vector.utils.shared_bat
 What a write checks is the *layout*, not membership of the space: shapes must match exactly, numbers are
 cast to the slot's dtype with numpy's unsafe casting (as Gymnasium's ``np.asarray(value, dtype)``), strings
 must fit and use the space's characters, dicts must have exactly the space's keys and tuples its length.
-A NaN or an infinity for an integer slot is refused (:class:`~vecspaces.error.InvalidValueError`): it has no
-integer value, and numpy would store an arbitrary one. Casts numpy may warn about (a float out of an integer
-dtype's range, an overflow into float16) are done while checking, so even where warnings are errors (as under
-this project's pytest settings) a write is all or nothing.
+A fraction, a NaN or an infinity for an integer slot is refused (:class:`~vecspaces.error.InvalidValueError`):
+numpy would store 2.7 as 2 and a NaN as an arbitrary number, without a word (Gymnasium's shared memory does).
+Casts numpy may warn about (a float out of an integer dtype's range, an overflow into float16) are done while
+checking, so even where warnings are errors (as under this project's pytest settings) a write is all or nothing.
 Bounds (``Box.low``, ``Discrete.n``, ``Text.min_length``) are not checked: that is ``space.contains``, too
 slow for every step of a large observation.
 """
@@ -104,11 +104,11 @@ def array_encoder(leaf: ArrayLeaf) -> Encoder:
             warns = may_warn[source] = unsafe and (source.kind in "fc" or dtype.kind in "fc")
         if not warns:
             return array  # cast by the copy, which cannot warn
-        if integer_slot and source.kind == "f" and not np.isfinite(array).all():
+        if integer_slot and source.kind == "f" and not _whole_numbers(array):
             raise ValueProblem(
                 InvalidValueError,
-                "has a NaN or an infinity, which an integer slot cannot hold",
-                f"finite numbers (stored as {dtype})",
+                "has a fraction, a NaN or an infinity, which an integer slot cannot hold",
+                f"whole numbers (stored as {dtype})",
                 show(array),
                 path,
             )
@@ -122,6 +122,12 @@ def array_encoder(leaf: ArrayLeaf) -> Encoder:
         return (convert(value),)
 
     return encode
+
+
+def _whole_numbers(array: npt.NDArray[np.floating[Any]]) -> bool:
+    """Whether every value of a float array is a whole number (NaN and infinities are not)."""
+    with np.errstate(invalid="ignore"):  # inf - inf
+        return bool((np.trunc(array) == array).all() and np.isfinite(array).all())
 
 
 def text_encoder(leaf: TextLeaf) -> Encoder:
