@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -360,3 +361,17 @@ class ScriptedInfoEnv(CountdownEnv):
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, _ = super().step(action)
         return obs, reward, terminated, truncated, scripted_info(self.label, self.count)
+
+
+class CloseRecordingEnv(CountdownEnv):
+    """Writes its label to ``folder`` when closed; labels in ``raising`` then raise ``ValueError``."""
+
+    def __init__(self, folder: str, label: int, raising: tuple[int, ...] = ()) -> None:
+        super().__init__()
+        self.folder, self.label, self.raising = folder, label, raising
+
+    def close(self) -> None:
+        with open(os.path.join(self.folder, f"closed-{self.label}-{os.getpid()}"), "w"):
+            pass
+        if self.label in self.raising:
+            raise ValueError(f"env {self.label} could not close")

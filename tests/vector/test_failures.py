@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers import is_running
 from tests.vector.envs import (
+    CloseRecordingEnv,
     CountdownEnv,
     DictFaultyEnv,
     FaultyEnv,
@@ -666,20 +667,6 @@ def test_an_env_starting_processes_in_a_daemon_worker_is_told_to_use_daemon_fals
     assert any("create the vector env with daemon=False" in note for note in caught.value.__notes__)
     with AsyncVectorEnv([ProcessStartingEnv] * 2, num_workers=1, context="fork", daemon=False) as envs:
         assert envs.reset(seed=0)[0].shape == (2, 1)
-
-
-class CloseRecordingEnv(CountdownEnv):
-    """Writes its label to ``folder`` when closed; labels in ``raising`` then raise ``ValueError``."""
-
-    def __init__(self, folder: str, label: int, raising: tuple[int, ...] = ()) -> None:
-        super().__init__()
-        self.folder, self.label, self.raising = folder, label, raising
-
-    def close(self) -> None:
-        with open(os.path.join(self.folder, f"closed-{self.label}-{os.getpid()}"), "w"):
-            pass
-        if self.label in self.raising:
-            raise ValueError(f"env {self.label} could not close")
 
 
 @pytest.mark.parametrize("backend", ["sync", "async", "async with main_process_envs"])

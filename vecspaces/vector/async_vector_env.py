@@ -24,9 +24,9 @@ from vecspaces.vector._arguments import env_factories, seeds_per_env, split_rese
 from vecspaces.vector._async import forks, interrupts, options
 from vecspaces.vector._async.gate import DEFERRAL, CallGate, deferring_signals
 from vecspaces.vector._async.observations import SharedObservations
-from vecspaces.vector._async.pool_mode import RecvResult, raise_env_errors
+from vecspaces.vector._async.pool_mode import RecvResult
 from vecspaces.vector._async.processes import describe_this_process, stop_processes
-from vecspaces.vector._async.protocol import Command, Reply
+from vecspaces.vector._async.protocol import Command, Reply, raise_env_errors
 from vecspaces.vector._async.startup import PoolSettings, StartedPool, prepare_batches, probe, start_pool
 from vecspaces.vector._async.worker import WorkerConfig, run_worker
 from vecspaces.vector._gymnasium_facing import Face, face_of_arguments

@@ -18,8 +18,7 @@ import cloudpickle
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
-from vecspaces.vector._async.pool_mode import raise_env_errors
-from vecspaces.vector._async.protocol import LOCAL, Command, EnvError, Reply
+from vecspaces.vector._async.protocol import LOCAL, Command, EnvError, Reply, raise_env_errors
 
 if TYPE_CHECKING:
     from vecspaces.vector._async.env_slice import EnvSlice

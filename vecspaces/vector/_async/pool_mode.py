@@ -33,13 +33,13 @@ from vecspaces.vector._async.actions import ActionWriter
 from vecspaces.vector._async.interrupts import checkpoint
 from vecspaces.vector._async.observations import ObservationPath
 from vecspaces.vector._async.pool import WorkerPool
-from vecspaces.vector._async.protocol import LOCAL, ActionLeaves, Command, EnvError, Reply, add_note, rebuild_error
+from vecspaces.vector._async.protocol import LOCAL, ActionLeaves, Command, EnvError, Reply, raise_env_errors
 from vecspaces.vector.infos import add_info
 
 if TYPE_CHECKING:
     from vecspaces.vector._async.env_slice import EnvSlice
 
-__all__ = ["PoolMode", "RecvResult", "raise_env_errors"]
+__all__ = ["PoolMode", "RecvResult"]
 
 RecvResult = tuple[
     Any, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any], npt.NDArray[np.int64]
@@ -222,18 +222,6 @@ class PoolMode:
         self.stepping[w] = envs
         payload = None if arguments is None else cloudpickle.dumps(arguments)
         self.pool.dispatch(w, Command.STEP_SELECTED, payload, envs)
-
-
-def raise_env_errors(errors: list[EnvError]) -> None:
-    """Raise the first of ``errors`` (by env index) as the env raised it, noting how many more; then forget them."""
-    if not errors:
-        return
-    ordered = sorted(errors, key=lambda e: -1 if e.env_index is None else e.env_index)
-    errors.clear()
-    first = rebuild_error(ordered[0])
-    if len(ordered) > 1:
-        add_note(first, f"{len(ordered) - 1} more env error(s) in this call")
-    raise first
 
 
 def _as_index(ids: list[int]) -> slice | list[int]:

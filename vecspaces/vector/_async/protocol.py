@@ -26,6 +26,7 @@ __all__ = [
     "capture_error",
     "load_reply",
     "pack_values",
+    "raise_env_errors",
     "rebuild_error",
 ]
 
@@ -270,3 +271,15 @@ def rebuild_error(record: EnvError) -> BaseException:
 def add_note(error: BaseException, note: str) -> None:
     """Add a PEP 678 note (``BaseException.add_note`` exists only from Python 3.11)."""
     error.__notes__ = [*getattr(error, "__notes__", []), note]  # type: ignore[attr-defined]
+
+
+def raise_env_errors(errors: list[EnvError]) -> None:
+    """Raise the first of ``errors`` (by env index) as the env raised it, noting how many more; then forget them."""
+    if not errors:
+        return
+    ordered = sorted(errors, key=lambda e: -1 if e.env_index is None else e.env_index)
+    errors.clear()
+    first = rebuild_error(ordered[0])
+    if len(ordered) > 1:
+        add_note(first, f"{len(ordered) - 1} more env error(s) in this call")
+    raise first

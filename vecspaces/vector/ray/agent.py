@@ -254,12 +254,16 @@ class Agent:
         """A cheap call whose answer says the agent is alive."""
         return os.getpid()
 
-    def close(self) -> None:
-        """Close the envs (their worker processes exit)."""
+    def close(self) -> Answer:
+        """Close the envs (their worker processes exit); the answer holds the first env's error from closing, if any."""
         with self.lock:
             envs, self.envs = self.envs, None
-        if envs is not None:
-            envs.close()
+        try:
+            if envs is not None:
+                envs.close()
+        except BaseException as error:
+            return Answer(errors=[self._record(error, "close")])
+        return Answer()
 
 
 def _prepare_forkserver() -> None:

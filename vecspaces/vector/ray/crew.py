@@ -19,7 +19,7 @@ from typing import Any
 
 from vecspaces.error import WaitTimeoutError, WorkerDiedError
 from vecspaces.vector._async import interrupts
-from vecspaces.vector._async.protocol import add_note, rebuild_error
+from vecspaces.vector._async.protocol import EnvError, add_note, raise_env_errors, rebuild_error
 from vecspaces.vector.ray.agent import Agent
 from vecspaces.vector.ray.links import AgentDied, Link, RayLink, SocketLink, wait_for_answers
 from vecspaces.vector.ray.placement import AgentPlan, replacement_options
@@ -302,8 +302,12 @@ class Crew:
 
     # -- stopping ------------------------------------------------------------------------------------------
 
-    def stop(self, agents: list[AgentHandle], grace: float = 0.0) -> None:
-        """Close ``agents``' envs politely for up to ``grace`` seconds, then kill their actors."""
+    def stop(self, agents: list[AgentHandle], grace: float = 0.0) -> list[EnvError]:
+        """Close ``agents``' envs politely for up to ``grace`` seconds, then kill their actors.
+
+        Returns:
+            The errors of the envs whose ``close()`` raised, among the agents that closed in time.
+        """
         closing = []
         for agent in agents:
             if agent.link is not None:
@@ -311,22 +315,29 @@ class Crew:
                 agent.link = None
             if agent.actor is not None and grace > 0:
                 closing.append(agent.actor.close.remote())
+        closed: list[Any] = []
         if closing:
             with contextlib.suppress(Exception):  # stopping must finish: the kill below ends whatever is left
-                self.ray.wait(closing, num_returns=len(closing), timeout=grace)
+                closed, _ = self.ray.wait(closing, num_returns=len(closing), timeout=grace)
+        errors: list[EnvError] = []
+        for answer in closed:
+            with contextlib.suppress(Exception):  # an agent that died while closing answers nothing
+                errors += self.ray.get(answer).errors
         for agent in agents:
             if agent.actor is not None:
                 with contextlib.suppress(Exception):  # already gone
                     self.ray.kill(agent.actor, no_restart=True)
                 agent.actor = None
+        return errors
 
     def close(self, grace: float) -> None:
-        """Stop every agent (see :meth:`stop`) and the standbys."""
-        self.stop(self.agents, grace)
+        """Stop every agent (see :meth:`stop`) and the standbys, then raise the first env's ``close()`` error."""
+        errors = self.stop(self.agents, grace)
         for standby in self.standbys.values():
             with contextlib.suppress(Exception):
                 self.ray.kill(standby, no_restart=True)
         self.standbys.clear()
+        raise_env_errors(errors)
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Every agent's local workers, each with its agent, node and address."""
