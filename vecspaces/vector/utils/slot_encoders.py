@@ -126,8 +126,7 @@ def array_encoder(leaf: ArrayLeaf) -> Encoder:
 
 def _whole_numbers(array: npt.NDArray[np.floating[Any]]) -> bool:
     """Whether every value of a float array is a whole number (NaN and infinities are not)."""
-    with np.errstate(invalid="ignore"):  # inf - inf
-        return bool((np.trunc(array) == array).all() and np.isfinite(array).all())
+    return bool(np.isfinite(array).all() and (np.trunc(array) == array).all())
 
 
 def text_encoder(leaf: TextLeaf) -> Encoder:
