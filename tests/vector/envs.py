@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
 import numpy as np
+import pytest
 
 from vecspaces.env import Env
 from vecspaces.spaces import Box, Dict, Discrete, Space
@@ -375,3 +377,19 @@ class CloseRecordingEnv(CountdownEnv):
             pass
         if self.label in self.raising:
             raise ValueError(f"env {self.label} could not close")
+
+
+def close_recording_envs(folder: str) -> list[Any]:
+    """Factories of four :class:`CloseRecordingEnv`, of which envs 1 and 2 raise when closed."""
+    return [functools.partial(CloseRecordingEnv, folder, label, (1, 2)) for label in range(4)]
+
+
+def assert_first_close_error_raised_after_every_env_closed(envs: Any, folder: str) -> None:
+    """``envs.close()`` of :func:`close_recording_envs` raises env 1's error, noting env 2's, once all are closed."""
+    with pytest.raises(ValueError, match="env 1 could not close") as caught:
+        envs.close()
+    assert "raised by env 1 during close" in caught.value.__notes__
+    assert "1 more env error(s) in this call" in caught.value.__notes__
+    assert envs.closed
+    assert {name.split("-")[1] for name in os.listdir(folder)} == {"0", "1", "2", "3"}
+    envs.close()  # closed already: nothing more to raise

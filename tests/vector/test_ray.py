@@ -18,7 +18,14 @@ import numpy as np
 import pytest
 
 from tests.helpers import is_running
-from tests.vector.envs import CloseRecordingEnv, CountdownEnv, FaultyEnv, SleepyEnv, failing_factory
+from tests.vector.envs import (
+    CountdownEnv,
+    FaultyEnv,
+    SleepyEnv,
+    assert_first_close_error_raised_after_every_env_closed,
+    close_recording_envs,
+    failing_factory,
+)
 from vecspaces.error import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
@@ -346,18 +353,11 @@ def test_close_while_a_step_is_pending_is_prompt_and_leaves_nothing_behind() -> 
 
 @pytest.mark.parametrize("setup", list(SETUPS))
 def test_every_env_is_closed_and_the_first_close_error_reaches_the_caller(setup: str, tmp_path: Any) -> None:
-    fns = [functools.partial(CloseRecordingEnv, str(tmp_path), label, (1, 2)) for label in range(4)]
-    envs = make(fns, setup)  # envs 1 and 2 raise, one in each agent
+    envs = make(close_recording_envs(str(tmp_path)), setup)  # envs 1 and 2 raise, one in each agent
     envs.reset(seed=0)
     pids = our_pids(envs)
-    with pytest.raises(ValueError, match="env 1 could not close") as caught:
-        envs.close()
-    assert "raised by env 1 during close" in caught.value.__notes__
-    assert "1 more env error(s) in this call" in caught.value.__notes__
-    assert envs.closed
-    assert {name.split("-")[1] for name in os.listdir(tmp_path)} == {"0", "1", "2", "3"}
+    assert_first_close_error_raised_after_every_env_closed(envs, str(tmp_path))
     assert_all_gone(pids)
-    envs.close()  # closed already: nothing more to raise
 
 
 class Stop(Exception):
