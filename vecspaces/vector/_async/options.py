@@ -10,14 +10,13 @@ import inspect
 import itertools
 import math
 import multiprocessing
-import os
 from multiprocessing.context import BaseContext
 from typing import Any
 
 import numpy as np
-import psutil
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.vector._async.cores import allowed_cpus, usable_cores
 
 __all__ = [
     "auto_pinning_cpus",
@@ -136,7 +135,7 @@ def start_context(requested: Any) -> BaseContext:
 
 def worker_count(requested: int | None, num_envs: int) -> int:
     if requested is None:
-        return max(1, min(num_envs, psutil.cpu_count(logical=False) or 1))
+        return max(1, min(num_envs, usable_cores()))
     if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
         raise InvalidValueError(message("num_workers is invalid", expected="an int >= 1", got=show(requested)))
     return min(requested, num_envs)
@@ -146,7 +145,7 @@ def worker_cpus(pin: bool | None, num_workers: int) -> list[int | None]:
     """The CPU each worker pins itself to (None: not pinned); see ``pin_workers``."""
     if pin is not None and not isinstance(pin, bool):
         raise InvalidTypeError(message("pin_workers is invalid", expected="None, True or False", got=show(pin)))
-    allowed = _allowed_cpus()
+    allowed = allowed_cpus()
     if not pin or allowed is None:
         return [None] * num_workers
     return [allowed[w % len(allowed)] for w in range(num_workers)]
@@ -158,13 +157,8 @@ def auto_pinning_cpus(pin: bool | None, num_workers: int) -> list[int] | None:
     Only for ``pin_workers=None`` with as many workers as CPUs the process may use (Linux): fewer workers leave
     the main process a core of its own, more would share cores pinned.
     """
-    allowed = _allowed_cpus()
+    allowed = allowed_cpus()
     return allowed if pin is None and allowed is not None and len(allowed) == num_workers else None
-
-
-def _allowed_cpus() -> list[int] | None:
-    """The CPUs this process may run on, in order; None where they cannot be read or set (macOS, Windows)."""
-    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 
 
 def split_envs(num_envs: int, num_workers: int) -> list[range]:

@@ -6,9 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import psutil
-
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
+from vecspaces.vector._async.cores import usable_cores
 from vecspaces.vector._async.options import split_envs
 
 __all__ = ["AgentPlan", "local_pool", "plan_agents", "replacement_options"]
@@ -44,7 +43,7 @@ def local_pool(num_envs: int, workers: int | None, cpus: int | None) -> tuple[in
     Args:
         num_envs: the agent's envs.
         workers: ``workers_per_agent``, if given.
-        cpus: the CPUs the agent has (None: this node's physical cores).
+        cpus: the CPUs the agent has (None: the cores its process may use, see ``usable_cores``).
 
     Example:
         >>> local_pool(4, None, 2), local_pool(4, None, 1), local_pool(64, None, 4), local_pool(4, 2, 2)
@@ -52,7 +51,7 @@ def local_pool(num_envs: int, workers: int | None, cpus: int | None) -> tuple[in
     """
     if workers is not None:
         return workers, 0 if workers else num_envs
-    share = cpus if cpus is not None else psutil.cpu_count(logical=False) or 1
+    share = cpus if cpus is not None else usable_cores()
     workers = min(share - 1, num_envs - 1)
     if workers <= 0:
         return 0, num_envs
