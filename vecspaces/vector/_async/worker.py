@@ -18,6 +18,7 @@ from typing import Any
 import cloudpickle
 
 from vecspaces.error import InvalidTypeError, message, show
+from vecspaces.vector._async.blas_threads import cap_worker_threads
 from vecspaces.vector._async.env_slice import EnvSlice
 from vecspaces.vector._async.protocol import Command, EnvError, Reply, capture_error, pack_values
 from vecspaces.vector._async.shared import SharedStepMemory
@@ -69,7 +70,7 @@ def run_worker(config: WorkerConfig) -> None:
     global _parent_pid
     _parent_pid = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    cap_worker_threads()
     if config.cpu is not None:
         # Only a hint: a CPU this process may no longer use (its cpuset changed) leaves the worker unpinned.
         with contextlib.suppress(OSError):
