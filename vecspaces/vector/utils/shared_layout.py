@@ -35,6 +35,7 @@ import multiprocessing
 import multiprocessing.heap
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
@@ -416,16 +417,21 @@ def check_room(nbytes: int, name: str) -> None:
 
     Trying would not fail cleanly: ``multiprocessing`` writes the zeros of a new array into a file in
     ``/dev/shm`` (Linux) until the file is whole, so an impossible size fills memory for minutes, then fails
-    deep inside. The bound is the machine's memory (RAM and swap) and the room left where the file goes.
+    deep inside. The bound is the machine's memory (RAM and swap) and the room left where the file can go:
+    ``/dev/shm``, or the temporary directory where ``multiprocessing`` puts an array ``/dev/shm`` has no room
+    for (a container's ``/dev/shm`` is 64 MB by default).
 
     Raises:
         InvalidValueError: naming the size and the bound.
     """
     room = psutil.virtual_memory().total + psutil.swap_memory().total
     where = "this machine's memory (RAM and swap)"
-    for directory in getattr(multiprocessing.heap.Arena, "_dir_candidates", ()):
-        if os.path.isdir(directory) and shutil.disk_usage(directory).free < room:
-            room, where = shutil.disk_usage(directory).free, f"the room left in {directory}"
+    directories = [d for d in getattr(multiprocessing.heap.Arena, "_dir_candidates", ()) if os.path.isdir(d)]
+    if directories:
+        directories.append(tempfile.gettempdir())
+        free = max(shutil.disk_usage(directory).free for directory in directories)
+        if free < room:
+            room, where = free, f"the room left in {' or '.join(directories)}"
     if nbytes > room:
         raise InvalidValueError(
             message(
