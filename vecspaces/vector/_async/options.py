@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.vector._async.cores import allowed_cpus, usable_cores
+from vecspaces.vector._machine import allowed_cpus, usable_cores
 
 __all__ = [
     "auto_pinning_cpus",

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vecspaces.error import InvalidTypeError, InvalidValueError, message, show
-from vecspaces.vector._async.cores import usable_cores
 from vecspaces.vector._async.options import split_envs
+from vecspaces.vector._machine import usable_cores
 
 __all__ = ["AgentPlan", "local_pool", "plan_agents", "replacement_options"]
 

@@ -60,6 +60,7 @@ from vecspaces._ops.memory_nodes import (
 from vecspaces.error import CustomSpaceError, InvalidTypeError, InvalidValueError, message, show
 from vecspaces.spaces import Dict, Tuple
 from vecspaces.spaces.space import Space
+from vecspaces.vector._machine import cgroup_memory_limit
 from vecspaces.vector.utils.shared_batch import BatchLayout, FixedLeaf, SharedBatch, Slot
 from vecspaces.vector.utils.slot_encoders import (
     Arrays,
@@ -417,15 +418,20 @@ def check_room(nbytes: int, name: str) -> None:
 
     Trying would not fail cleanly: ``multiprocessing`` writes the zeros of a new array into a file in
     ``/dev/shm`` (Linux) until the file is whole, so an impossible size fills memory for minutes, then fails
-    deep inside. The bound is the machine's memory (RAM and swap) and the room left where the file can go:
-    ``/dev/shm``, or the temporary directory where ``multiprocessing`` puts an array ``/dev/shm`` has no room
-    for (a container's ``/dev/shm`` is 64 MB by default).
+    deep inside (or, past a container's memory limit, gets the process killed). The bound is the memory the
+    process may have (the machine's RAM and swap, or its cgroup's limit and swap) and the room left where the
+    file can go: ``/dev/shm``, or the temporary directory where ``multiprocessing`` puts an array ``/dev/shm``
+    has no room for (a container's ``/dev/shm`` is 64 MB by default).
 
     Raises:
         InvalidValueError: naming the size and the bound.
     """
-    room = psutil.virtual_memory().total + psutil.swap_memory().total
+    swap = psutil.swap_memory().total
+    room = psutil.virtual_memory().total + swap
     where = "this machine's memory (RAM and swap)"
+    limit = cgroup_memory_limit()
+    if limit is not None and limit + swap < room:
+        room, where = limit + swap, "the memory limit of this process's cgroup (a container's), and swap"
     directories = [d for d in getattr(multiprocessing.heap.Arena, "_dir_candidates", ()) if os.path.isdir(d)]
     if directories:
         directories.append(tempfile.gettempdir())
