@@ -14,6 +14,8 @@ from typing import Any
 
 import psutil
 
+from vecspaces.vector._machine import usable_cores
+
 # How long each round times the CPUs, all of them one after the other (see cpu_chunk_times).
 CALIBRATION_SECONDS = 0.1
 
@@ -34,7 +36,8 @@ class Conditions:
 
 
 def physical_cores() -> int:
-    return psutil.cpu_count(logical=False) or 1
+    """The physical cores this process may use (its CPU affinity and cgroup quota too), as the pool counts them."""
+    return usable_cores()
 
 
 def child_pids() -> set[int]:
