@@ -36,8 +36,7 @@ class Conditions:
 
 
 def physical_cores() -> int:
-    """The physical cores this process may use (its CPU affinity and cgroup quota too), as the pool counts them."""
-    return usable_cores()
+    return psutil.cpu_count(logical=False) or 1
 
 
 def child_pids() -> set[int]:
@@ -70,14 +69,14 @@ def _plain_loop(make_env: Callable[[], Any], seconds: float, results: Any) -> No
 
 
 def plain_loops_rate(make_env: Callable[[], Any], seconds: float) -> float:
-    """The machine's ceiling: env-steps/s of one plain env loop per physical core, all running at once.
+    """The machine's ceiling: env-steps/s of one plain env loop per core this process may use, all at once.
 
     No vector env of these envs can beat it: it is what the cores give the envs' own work with nothing around
     it, below the nominal figure wherever a VM's hypervisor or interrupts take part of each core.
     """
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    loops = [context.Process(target=_plain_loop, args=(make_env, seconds, results)) for _ in range(physical_cores())]
+    loops = [context.Process(target=_plain_loop, args=(make_env, seconds, results)) for _ in range(usable_cores())]
     for loop in loops:
         loop.start()
     # A loop that died (its env failed to build) never reports: do not wait for it forever.

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from vecspaces._ops.batch import concatenate, create_empty_array
 from vecspaces.error import Error, InvalidValueError, message, show
 from vecspaces.vector._arguments import actions_per_env, env_factories, seeds_per_env, split_reset_mask
-from vecspaces.vector._async.protocol import add_note
+from vecspaces.vector._async.protocol import add_note, note_more_errors
 from vecspaces.vector._gymnasium_facing import face_of_arguments
 from vecspaces.vector._runner import EnvRunner, build_env, reward_out_of_range
 from vecspaces.vector._spaces import ObservationMode, as_vecspaces_observation_mode, resolve_env_spaces
@@ -227,8 +227,7 @@ class SyncVectorEnv(SubEnvsVectorEnv[Any, Any, npt.NDArray[np.float64]]):
                 add_note(error, f"raised by env {index} during close")
                 errors.append(error)
         if errors:
-            if len(errors) > 1:
-                add_note(errors[0], f"{len(errors) - 1} more env error(s) in this call")
+            note_more_errors(errors[0], len(errors) - 1)
             raise errors[0]
 
 

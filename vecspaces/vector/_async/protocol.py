@@ -25,6 +25,7 @@ __all__ = [
     "add_note",
     "capture_error",
     "load_reply",
+    "note_more_errors",
     "pack_values",
     "raise_env_errors",
     "rebuild_error",
@@ -280,6 +281,11 @@ def raise_env_errors(errors: list[EnvError]) -> None:
     ordered = sorted(errors, key=lambda e: -1 if e.env_index is None else e.env_index)
     errors.clear()
     first = rebuild_error(ordered[0])
-    if len(ordered) > 1:
-        add_note(first, f"{len(ordered) - 1} more env error(s) in this call")
+    note_more_errors(first, len(ordered) - 1)
     raise first
+
+
+def note_more_errors(first: BaseException, more: int) -> None:
+    """Note on the error raised for a call how many more envs raised in it, if any."""
+    if more:
+        add_note(first, f"{more} more env error(s) in this call")
